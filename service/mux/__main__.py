@@ -1,0 +1,5 @@
+import sys
+
+from mux.daemon import main
+
+sys.exit(main())

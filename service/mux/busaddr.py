@@ -1,0 +1,63 @@
+"""Which D-Bus bus mux lives on (SPEC §2), for muxd and muxctl alike.
+
+Order: `DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus` (the systemd
+user bus), else mux's private bus at `<runtime>/bus`, which muxd starts when
+none of the others exists. Stdlib only: muxctl imports this on every call.
+"""
+
+import os
+import socket
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from mux.paths import Paths
+
+
+class BusKind(StrEnum):
+    SESSION = "session"  # DBUS_SESSION_BUS_ADDRESS
+    USER = "user"  # $XDG_RUNTIME_DIR/bus
+    PRIVATE = "private"  # <runtime>/bus, started by muxd
+
+
+@dataclass(frozen=True)
+class BusChoice:
+    kind: BusKind
+    address: str
+    socket_path: Path | None = None  # for the user and private buses
+
+
+def _is_socket(path: Path) -> bool:
+    try:
+        return stat.S_ISSOCK(os.stat(path).st_mode)
+    except OSError:
+        return False
+
+
+def choose_bus(paths: Paths, environ: Mapping[str, str] | None = None) -> BusChoice:
+    env = os.environ if environ is None else environ
+    session = env.get("DBUS_SESSION_BUS_ADDRESS", "")
+    if session:
+        return BusChoice(BusKind.SESSION, session)
+    xdg_runtime = env.get("XDG_RUNTIME_DIR", "")
+    if xdg_runtime and os.path.isabs(xdg_runtime):
+        user_bus = Path(xdg_runtime) / "bus"
+        if _is_socket(user_bus):
+            return BusChoice(BusKind.USER, f"unix:path={user_bus}", user_bus)
+    private = paths.private_bus
+    return BusChoice(BusKind.PRIVATE, f"unix:path={private}", private)
+
+
+def socket_answers(path: Path) -> bool:
+    """Whether something listens on the Unix socket at `path` (a stale file does not)."""
+    if not _is_socket(path):
+        return False
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.settimeout(1.0)
+        try:
+            sock.connect(str(path))
+        except OSError:
+            return False
+    return True

@@ -1,0 +1,100 @@
+"""Configuration: `$XDG_CONFIG_HOME/mux/config.toml`, overridden by `MUX_<FIELD>` variables.
+
+A malformed file is reported as `ConfigError` naming the file (or variable)
+and the field, never as a traceback.
+"""
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+ENV_PREFIX = "MUX_"
+
+
+class ConfigError(Exception):
+    pass
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid", frozen=True)
+
+    scrollback_bytes: int = Field(
+        default=1 << 20, ge=0, description="raw output kept per pane, in bytes"
+    )
+    default_rows: int = Field(default=24, ge=1, le=1000)
+    default_cols: int = Field(default=80, ge=1, le=2000)
+    term: str = Field(default="xterm-256color", min_length=1, description="TERM in panes")
+    default_shell: str | None = Field(
+        default=None, description="shell for shell launches; default: the login shell"
+    )
+    kill_grace_seconds: float = Field(
+        default=3.0, ge=0, description="after Kill's SIGHUP, SIGKILL follows this much later"
+    )
+    exited_pane_linger_seconds: float | None = Field(
+        default=None, ge=0, description="close exited panes after this long; unset: keep them"
+    )
+    max_input_backlog_bytes: int = Field(
+        default=32 << 20, ge=4096, description="input accepted but not yet read by a pane"
+    )
+    screen_batch_seconds: float = Field(
+        default=0.05, ge=0, le=5, description="how long output may wait before emulation"
+    )
+    resurrection: bool = Field(default=True, description="application-resurrection adapter")
+    log_level: str = Field(default="INFO", pattern="^(DEBUG|INFO|WARNING|ERROR)$")
+
+
+def _sources_for(config_file: Path) -> type[Settings]:
+    class FileSettings(Settings):
+        @classmethod
+        def settings_customise_sources(
+            cls,
+            settings_cls: type[BaseSettings],
+            init_settings: PydanticBaseSettingsSource,
+            env_settings: PydanticBaseSettingsSource,
+            dotenv_settings: PydanticBaseSettingsSource,
+            file_secret_settings: PydanticBaseSettingsSource,
+        ) -> tuple[PydanticBaseSettingsSource, ...]:
+            toml = TomlConfigSettingsSource(settings_cls, toml_file=config_file)
+            return (init_settings, env_settings, toml)
+
+    return FileSettings
+
+
+def _where(field: str, config_file: Path) -> str:
+    variable = ENV_PREFIX + field.upper()
+    if variable in os.environ:
+        return f"environment variable {variable}"
+    return str(config_file)
+
+
+def load_settings(config_file: Path, **overrides: Any) -> Settings:
+    """Read the configuration; raises ConfigError with a message a person can act on."""
+    if config_file.exists():
+        try:
+            with config_file.open("rb") as f:
+                tomllib.load(f)
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"{config_file} is not valid TOML: {e}") from None
+        except OSError as e:
+            raise ConfigError(f"cannot read {config_file}: {e.strerror}") from None
+    try:
+        settings = _sources_for(config_file)(**overrides)
+    except ValidationError as e:
+        problems = []
+        for err in e.errors():
+            field = ".".join(str(part) for part in err["loc"]) or "(file)"
+            if err["type"] == "extra_forbidden":
+                problems.append(f"{config_file}: unknown setting '{field}'")
+            else:
+                problems.append(f"{_where(field, config_file)}: setting '{field}': {err['msg']}")
+        raise ConfigError("invalid configuration:\n  " + "\n  ".join(problems)) from None
+    return settings

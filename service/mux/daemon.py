@@ -1,0 +1,174 @@
+"""muxd: the service process. One asyncio loop; D-Bus control plane; PTY panes."""
+
+import argparse
+import asyncio
+import fcntl
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from typing import IO, TYPE_CHECKING
+
+from mux import __version__
+from mux.busaddr import BusKind, choose_bus, socket_answers
+from mux.config import ConfigError, Settings, load_settings
+from mux.paths import Paths, RuntimeDirError, ensure_runtime_dir, resolve_paths
+
+if TYPE_CHECKING:
+    from mux.panes.table import PaneTable
+
+log = logging.getLogger("mux")
+
+EX_CONFIG = 78  # sysexits.h; systemd shows it as "CONFIG"
+EX_UNAVAILABLE = 69
+
+
+class StartupError(Exception):
+    """Something a person must fix before the service can start; no traceback."""
+
+
+def _take_instance_lock(paths: Paths) -> IO[bytes]:
+    lock = open(paths.lock_file, "ab")  # noqa: SIM115 (held for the process lifetime)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.close()
+        raise StartupError(f"another muxd is already running for this user ({paths.runtime})")
+    return lock
+
+
+class Daemon:
+    def __init__(self, settings: Settings, paths: Paths) -> None:
+        self.settings = settings
+        self.paths = paths
+        self._private_bus: subprocess.Popen[bytes] | None = None
+        self._stopping = asyncio.Event()
+
+    def _bus_address(self) -> str:
+        choice = choose_bus(self.paths)
+        if choice.kind is BusKind.PRIVATE and not socket_answers(self.paths.private_bus):
+            from mux.init.private_bus import PrivateBusError, start_private_bus
+
+            try:
+                self._private_bus = start_private_bus(self.paths.private_bus)
+            except PrivateBusError as e:
+                raise StartupError(str(e)) from None
+        log.info("using the %s bus at %s", choice.kind, choice.address)
+        return choice.address
+
+    async def run(self) -> int:
+        from dbus_fast import NameFlag, RequestNameReply
+
+        from mux.dbus.manager_iface import ManagerInterface
+        from mux.dbus.publisher import BusPublisher, MuxMessageBus
+        from mux.panes.table import PaneTable
+        from mux.protocol.names import BUS_NAME, ROOT_PATH
+
+        loop = asyncio.get_running_loop()
+        address = self._bus_address()
+        table = PaneTable(self.settings, os.environ, loop)
+        if self._private_bus is not None:
+            table.exits.watch(self._private_bus, self._private_bus_exited)
+        bus = MuxMessageBus(bus_address=address)
+        try:
+            await bus.connect()
+        except Exception as e:  # dbus-fast raises several types here
+            raise StartupError(f"cannot connect to the {address} bus: {e}") from None
+        manager = ManagerInterface(table)
+        bus.export(ROOT_PATH, manager)
+        table.add_observer(BusPublisher(bus, manager))
+        reply = await bus.request_name(BUS_NAME, NameFlag.DO_NOT_QUEUE)
+        if reply not in (RequestNameReply.PRIMARY_OWNER, RequestNameReply.ALREADY_OWNER):
+            bus.disconnect()
+            raise StartupError(f"another service already owns {BUS_NAME} on this bus")
+
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, self._stopping.set)
+        # A handler, not SIG_IGN: an ignored SIGHUP would be inherited by panes.
+        loop.add_signal_handler(signal.SIGHUP, lambda: log.info("SIGHUP ignored"))
+        self._notify("READY=1")
+        log.info("mux %s ready: %s on the bus, pid %d", __version__, BUS_NAME, os.getpid())
+
+        disconnected = asyncio.ensure_future(bus.wait_for_disconnect())
+        stopping = asyncio.ensure_future(self._stopping.wait())
+        await asyncio.wait({disconnected, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        status = 0
+        if disconnected.done():
+            log.error("lost the connection to the bus; stopping")
+            status = 1
+        stopping.cancel()
+        self._notify("STOPPING=1")
+        await self._shutdown(table)
+        if not disconnected.done():
+            bus.disconnect()
+        disconnected.cancel()
+        self._stop_private_bus()
+        return status
+
+    def _private_bus_exited(self, status: int) -> None:
+        log.error("the private dbus-daemon exited with status %d", status)
+        self._private_bus = None
+
+    async def _shutdown(self, table: "PaneTable") -> None:
+        """Hang up every pane like closed terminal windows, then wait for them to go."""
+        table.close_all()
+        deadline = time.monotonic() + self.settings.kill_grace_seconds + 1.0
+        while table.running_processes() and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+
+    def _stop_private_bus(self) -> None:
+        if self._private_bus is None:
+            return
+        self._private_bus.terminate()
+        try:
+            self._private_bus.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self._private_bus.kill()
+            self._private_bus.wait()
+        try:
+            self.paths.private_bus.unlink()
+        except FileNotFoundError:
+            pass
+
+    @staticmethod
+    def _notify(state: str) -> None:
+        if os.environ.get("NOTIFY_SOCKET"):
+            import sdnotify
+
+            sdnotify.SystemdNotifier().notify(state)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="muxd", description="the mux terminal session service")
+    parser.add_argument("--version", action="version", version=f"muxd {__version__}")
+    parser.parse_args(argv)
+
+    paths = resolve_paths()
+    try:
+        settings = load_settings(paths.config_file)
+    except ConfigError as e:
+        print(f"muxd: {e}", file=sys.stderr)
+        return EX_CONFIG
+    logging.basicConfig(
+        level=settings.log_level,
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    try:
+        ensure_runtime_dir(paths)
+        lock = _take_instance_lock(paths)
+    except (RuntimeDirError, StartupError) as e:
+        print(f"muxd: {e}", file=sys.stderr)
+        return EX_UNAVAILABLE
+    except OSError as e:
+        print(f"muxd: cannot prepare {paths.runtime}: {e.strerror}", file=sys.stderr)
+        return EX_UNAVAILABLE
+    try:
+        return asyncio.run(Daemon(settings, paths).run())
+    except StartupError as e:
+        print(f"muxd: {e}", file=sys.stderr)
+        return EX_UNAVAILABLE
+    finally:
+        lock.close()

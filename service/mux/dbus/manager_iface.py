@@ -1,0 +1,154 @@
+"""`org.mux.Mux1.Manager` at `/org/mux/Mux1`: validates arguments, calls the pane table.
+
+Each method is thin on purpose: argument checks live in `mux.protocol`, the
+work in `mux.panes`, and error translation in `mux.dbus.errors`.
+"""
+
+from typing import Annotated
+
+from dbus_fast import PropertyAccess, Variant
+from dbus_fast.annotations import DBusSignature
+from dbus_fast.service import ServiceInterface, dbus_method, dbus_property, dbus_signal
+
+from mux import __version__
+from mux.dbus.errors import replies_with_dbus_errors
+from mux.panes.pane import Pane
+from mux.panes.table import PaneTable
+from mux.protocol.errors import InvalidArgument, NotSupported
+from mux.protocol.names import MANAGER_INTERFACE, pane_path
+from mux.protocol.signals import parse_signal
+from mux.protocol.spawn_options import parse_spawn_options
+
+FEATURES = 0  # CONDITIONAL_KILL arrives with the KillIf issue
+
+# Beyond this a single SendInput is refused outright; smaller inputs are queued.
+MAX_SEND_INPUT_BYTES = 64 << 20
+
+# Method signatures, spelled once.
+T = Annotated[int, DBusSignature("t")]
+S = Annotated[str, DBusSignature("s")]
+Q = Annotated[int, DBusSignature("q")]
+AY = Annotated[bytes, DBusSignature("ay")]
+AS = Annotated[list[str], DBusSignature("as")]
+ASV = Annotated[dict[str, Variant], DBusSignature("a{sv}")]
+
+
+def pane_summary(pane: Pane) -> dict[str, Variant]:
+    """One entry of `ListPanes`."""
+    return {
+        "id": Variant("t", pane.id),
+        "pid": Variant("u", pane.pid),
+        "argv": Variant("as", list(pane.argv)),
+        "cwd": Variant("s", pane.cwd),
+        "cwd_source": Variant("s", pane.cwd_source),
+        "title": Variant("s", pane.title),
+        "window": Variant("t", pane.window),
+        "state": Variant("s", str(pane.state)),
+        "exit_status": Variant("i", pane.exit_status),
+        "rows": Variant("q", pane.rows),
+        "cols": Variant("q", pane.cols),
+    }
+
+
+class ManagerInterface(ServiceInterface):
+    def __init__(self, table: PaneTable) -> None:
+        super().__init__(MANAGER_INTERFACE)
+        self.table = table
+
+    # -- properties -----------------------------------------------------------
+
+    @dbus_property(access=PropertyAccess.READ)
+    def Version(self) -> S:  # noqa: N802 (D-Bus names)
+        return __version__
+
+    @dbus_property(access=PropertyAccess.READ)
+    def Features(self) -> T:  # noqa: N802
+        return FEATURES
+
+    # -- signals --------------------------------------------------------------
+
+    @dbus_signal()
+    def PaneExited(  # noqa: N802
+        self, pane_id: int, status: int
+    ) -> Annotated[tuple[int, int], DBusSignature("ti")]:
+        return (pane_id, status)
+
+    @dbus_signal()
+    def SnapshotSaved(self, generation: int) -> T:  # noqa: N802
+        return generation
+
+    # -- methods --------------------------------------------------------------
+
+    @dbus_method()
+    @replies_with_dbus_errors
+    def Spawn(  # noqa: N802
+        self, options: ASV
+    ) -> Annotated[tuple[int, bytes, str], DBusSignature("tayo")]:
+        request = parse_spawn_options(
+            {name: (variant.signature, variant.value) for name, variant in options.items()}
+        )
+        pane = self.table.spawn(request)
+        instance = self.table.ids.token if request.bind_instance else b""
+        return (pane.id, instance, pane_path(pane.id))
+
+    @dbus_method()
+    @replies_with_dbus_errors
+    def Kill(self, pane_id: T) -> None:  # noqa: N802
+        self.table.close(pane_id)
+
+    @dbus_method()
+    @replies_with_dbus_errors
+    def KillIf(self, pane_id: T, instance: AY, conditions: AS) -> None:  # noqa: N802
+        self.table.get(pane_id)
+        raise NotSupported("conditional kill is not available in this version of mux")
+
+    @dbus_method()
+    @replies_with_dbus_errors
+    def Signal(self, pane_id: T, signal_name: S) -> None:  # noqa: N802
+        pane = self.table.get(pane_id)
+        pane.send_signal(parse_signal(signal_name))
+
+    @dbus_method()
+    @replies_with_dbus_errors
+    def SendInput(self, pane_id: T, data: AY) -> None:  # noqa: N802
+        pane = self.table.get(pane_id)
+        if len(data) > MAX_SEND_INPUT_BYTES:
+            raise InvalidArgument(
+                f"input of {len(data)} bytes is larger than the {MAX_SEND_INPUT_BYTES}-byte "
+                "limit of one SendInput; send it in parts"
+            )
+        pane.send_input(bytes(data))
+
+    @dbus_method()
+    @replies_with_dbus_errors
+    def Resize(self, pane_id: T, rows: Q, cols: Q) -> None:  # noqa: N802
+        pane = self.table.get(pane_id)
+        if rows < 1 or cols < 1:
+            raise InvalidArgument(f"a pane needs at least 1 row and 1 column, got {rows}x{cols}")
+        pane.resize(rows, cols)
+
+    @dbus_method()
+    @replies_with_dbus_errors
+    def GetScreen(self, pane_id: T) -> AS:  # noqa: N802
+        return self.table.get(pane_id).screen_lines()
+
+    @dbus_method()
+    @replies_with_dbus_errors
+    def ListPanes(self) -> Annotated[list[dict[str, Variant]], DBusSignature("aa{sv}")]:  # noqa: N802
+        return [pane_summary(pane) for pane in self.table]
+
+    @dbus_method()
+    @replies_with_dbus_errors
+    def OpenAttach(self, pane_id: T) -> Annotated[int, DBusSignature("h")]:  # noqa: N802
+        self.table.get(pane_id)
+        raise NotSupported("attaching is not available in this version of mux")
+
+    @dbus_method()
+    @replies_with_dbus_errors
+    def Snapshot(self) -> Annotated[tuple[str, int], DBusSignature("st")]:  # noqa: N802
+        raise NotSupported("snapshots are not available in this version of mux")
+
+    @dbus_method()
+    @replies_with_dbus_errors
+    def Upgrade(self) -> None:  # noqa: N802
+        raise NotSupported("graceful upgrade is not available in this version of mux")

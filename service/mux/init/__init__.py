@@ -1,0 +1,1 @@
+"""How the service meets its environment: buses, readiness, process lifecycle."""

@@ -1,0 +1,70 @@
+"""mux's own dbus-daemon at `<runtime>/bus`, for machines with no session bus."""
+
+import logging
+import os
+import select
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+from mux.panes.environment import SERVICE_ONLY_VARIABLES
+
+log = logging.getLogger(__name__)
+
+START_TIMEOUT_SECONDS = 10.0
+
+
+class PrivateBusError(Exception):
+    pass
+
+
+def start_private_bus(socket_path: Path) -> "subprocess.Popen[bytes]":
+    """Start a real dbus-daemon listening on `socket_path`; returns once it accepts."""
+    daemon = shutil.which("dbus-daemon")
+    if daemon is None:
+        raise PrivateBusError(
+            "there is no session bus and dbus-daemon is not installed; "
+            "install it (Debian: apt-get install dbus-daemon) or set DBUS_SESSION_BUS_ADDRESS"
+        )
+    try:
+        socket_path.unlink()  # a stale socket from a muxd that died
+    except FileNotFoundError:
+        pass
+    env = {k: v for k, v in os.environ.items() if k not in SERVICE_ONLY_VARIABLES}
+    read_fd, write_fd = os.pipe()
+    process = subprocess.Popen(
+        [
+            daemon,
+            "--session",
+            "--nofork",
+            "--nopidfile",
+            f"--address=unix:path={socket_path}",
+            f"--print-address={write_fd}",
+        ],
+        stdin=subprocess.DEVNULL,
+        env=env,
+        pass_fds=(write_fd,),
+        close_fds=True,
+    )
+    os.close(write_fd)
+    try:
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        address = b""
+        while not address.endswith(b"\n"):
+            remaining = deadline - time.monotonic()
+            ready, _, _ = select.select([read_fd], [], [], max(remaining, 0))
+            if not ready:
+                process.kill()
+                process.wait()
+                raise PrivateBusError("dbus-daemon did not start within 10 seconds")
+            chunk = os.read(read_fd, 4096)
+            if not chunk:
+                status = process.wait()
+                raise PrivateBusError(f"dbus-daemon exited at start with status {status}")
+            address += chunk
+    finally:
+        os.close(read_fd)
+    os.chmod(socket_path, 0o600)
+    log.info("started a private bus at %s (dbus-daemon pid %d)", socket_path, process.pid)
+    return process

@@ -1,0 +1,1 @@
+"""PTY panes: process creation, output and input, exit tracking, and the pane table."""

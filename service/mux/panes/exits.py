@@ -1,0 +1,55 @@
+"""Reaping children as they exit, without threads and without zombies.
+
+Linux: one pidfd per child, readable when it exits. Elsewhere (macOS): a
+SIGCHLD handler that polls the watched children.
+"""
+
+import asyncio
+import os
+import signal
+import subprocess
+from collections.abc import Callable
+
+ExitCallback = Callable[[int], None]  # receives the status: exit code or -signal
+
+
+class ExitWatcher:
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._watched: dict[int, tuple[subprocess.Popen[bytes], ExitCallback, int | None]] = {}
+        self._use_pidfd = hasattr(os, "pidfd_open")
+        if not self._use_pidfd:
+            loop.add_signal_handler(signal.SIGCHLD, self._poll_all)
+
+    def watch(self, process: "subprocess.Popen[bytes]", callback: ExitCallback) -> None:
+        pidfd: int | None = None
+        if self._use_pidfd:
+            pidfd = os.pidfd_open(process.pid)
+            self._loop.add_reader(pidfd, self._poll_one, process.pid)
+        self._watched[process.pid] = (process, callback, pidfd)
+        self._poll_one(process.pid)  # it may already be gone
+
+    def _poll_one(self, pid: int) -> None:
+        entry = self._watched.get(pid)
+        if entry is None:
+            return
+        process, callback, pidfd = entry
+        status = process.poll()  # waitpid(WNOHANG); negative for a signal
+        if status is None:
+            return
+        del self._watched[pid]
+        if pidfd is not None:
+            self._loop.remove_reader(pidfd)
+            os.close(pidfd)
+        callback(status)
+
+    def _poll_all(self) -> None:
+        for pid in list(self._watched):
+            self._poll_one(pid)
+
+    def close(self) -> None:
+        for _, _, pidfd in self._watched.values():
+            if pidfd is not None:
+                self._loop.remove_reader(pidfd)
+                os.close(pidfd)
+        self._watched.clear()

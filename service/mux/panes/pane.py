@@ -1,0 +1,296 @@
+"""One pane: a program on a PTY, its output history and screen, its input queue.
+
+Output path (the hot path): read the master, append to the raw scrollback,
+hand the bytes to every output sink, and only queue them for the emulator.
+The emulator catches up in one batch when someone looks at the screen or when
+the queue passes `EMULATION_BATCH_BYTES`, so an unwatched pane costs little.
+"""
+
+import asyncio
+import errno
+import logging
+import os
+import signal
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Protocol
+
+from mux.panes.process import set_window_size
+from mux.protocol.errors import PreconditionFailed, Unavailable
+from mux.protocol.spawn_options import LaunchKind
+from mux.terminal.screen import Screen
+from mux.terminal.scrollback import Scrollback
+
+log = logging.getLogger(__name__)
+
+READ_SIZE = 65536
+EMULATION_BATCH_BYTES = 64 * 1024
+
+OutputSink = Callable[[bytes], None]
+
+
+class PaneState(StrEnum):
+    RUNNING = "running"
+    EXITED = "exited"
+
+
+class PaneObserver(Protocol):
+    def pane_changed(self, pane: "Pane", properties: Sequence[str]) -> None: ...
+    def pane_exited(self, pane: "Pane") -> None: ...
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What was started, as the client asked for it and as it was resolved."""
+
+    kind: LaunchKind
+    argv: tuple[str, ...]
+    program: str  # absolute path of the executable
+    env_overrides: tuple[tuple[str, str], ...]
+
+
+class Pane:
+    def __init__(
+        self,
+        *,
+        pane_id: int,
+        window: int,
+        launch: Launch,
+        process: "subprocess.Popen[bytes]",
+        master_fd: int,
+        cwd: str,
+        title: str,
+        title_explicit: bool,
+        rows: int,
+        cols: int,
+        scrollback_bytes: int,
+        max_input_backlog: int,
+        loop: asyncio.AbstractEventLoop,
+        observer: PaneObserver,
+    ) -> None:
+        self.id = pane_id
+        self.window = window
+        self.launch = launch
+        self.pid = process.pid
+        self.process = process
+        self.cwd = cwd
+        self.cwd_source = "launch"
+        self.title = title
+        self.title_explicit = title_explicit
+        self.state = PaneState.RUNNING
+        self.exit_status = 0
+        self.screen = Screen(rows, cols)
+        self.scrollback = Scrollback(scrollback_bytes)
+        self._master_fd: int | None = master_fd
+        self._pending_emulation: list[bytes] = []
+        self._pending_size = 0
+        self._input_backlog = bytearray()
+        self._max_input_backlog = max_input_backlog
+        self._writing = False
+        self._sinks: list[OutputSink] = []
+        self._loop = loop
+        self._observer = observer
+        loop.add_reader(master_fd, self._on_readable)
+
+    # -- properties -----------------------------------------------------------
+
+    @property
+    def argv(self) -> tuple[str, ...]:
+        return self.launch.argv
+
+    @property
+    def rows(self) -> int:
+        return self.screen.rows
+
+    @property
+    def cols(self) -> int:
+        return self.screen.cols
+
+    @property
+    def is_running(self) -> bool:
+        return self.state is PaneState.RUNNING
+
+    # -- output ---------------------------------------------------------------
+
+    def add_output_sink(self, sink: OutputSink) -> None:
+        self._sinks.append(sink)
+
+    def remove_output_sink(self, sink: OutputSink) -> None:
+        self._sinks.remove(sink)
+
+    def _on_readable(self) -> None:
+        fd = self._master_fd
+        if fd is None:
+            return
+        try:
+            data = os.read(fd, READ_SIZE)
+        except BlockingIOError:
+            return
+        except OSError as e:
+            # EIO: every holder of the terminal's slave side has closed it.
+            if e.errno != errno.EIO:
+                log.warning("pane %d: reading its terminal failed: %s", self.id, e.strerror)
+            self._close_terminal()
+            return
+        if not data:
+            self._close_terminal()
+            return
+        self._deliver(data)
+
+    def _deliver(self, data: bytes) -> None:
+        self.scrollback.append(data)
+        for sink in self._sinks:
+            sink(data)
+        self._pending_emulation.append(data)
+        self._pending_size += len(data)
+        if self._pending_size >= EMULATION_BATCH_BYTES:
+            self.catch_up_screen()
+
+    def catch_up_screen(self) -> None:
+        """Feed queued output to the emulator, in one batch."""
+        if not self._pending_emulation:
+            return
+        data = b"".join(self._pending_emulation)
+        self._pending_emulation.clear()
+        self._pending_size = 0
+        self.screen.feed(data)
+
+    def screen_lines(self) -> list[str]:
+        self.catch_up_screen()
+        return self.screen.lines()
+
+    def _drain_output(self) -> None:
+        """Read whatever the terminal still holds (after the program exited)."""
+        while self._master_fd is not None:
+            before = self.scrollback.total
+            self._on_readable()
+            if self.scrollback.total == before:
+                break
+
+    # -- input ----------------------------------------------------------------
+
+    def _require_terminal(self, action: str) -> int:
+        if self.state is PaneState.EXITED:
+            raise PreconditionFailed(
+                f"pane {self.id} has exited (status {self.exit_status}); cannot {action}"
+            )
+        if self._master_fd is None:
+            raise PreconditionFailed(f"pane {self.id} no longer has a terminal; cannot {action}")
+        return self._master_fd
+
+    def send_input(self, data: bytes) -> None:
+        fd = self._require_terminal("send input")
+        if not data:
+            return
+        if len(self._input_backlog) + len(data) > self._max_input_backlog:
+            raise Unavailable(
+                f"pane {self.id} is not reading its input fast enough: "
+                f"{len(self._input_backlog)} bytes are still waiting and the limit is "
+                f"{self._max_input_backlog}; try again later or send less"
+            )
+        if not self._input_backlog:
+            try:
+                written = os.write(fd, data)
+            except BlockingIOError:
+                written = 0
+            except OSError:
+                raise PreconditionFailed(f"pane {self.id}'s terminal is closed") from None
+            data = data[written:]
+        if data:
+            self._input_backlog += data
+            if not self._writing:
+                self._writing = True
+                self._loop.add_writer(fd, self._on_writable)
+
+    def _on_writable(self) -> None:
+        fd = self._master_fd
+        if fd is None or not self._input_backlog:
+            self._stop_writing()
+            return
+        try:
+            written = os.write(fd, self._input_backlog[:READ_SIZE])
+        except BlockingIOError:
+            return
+        except OSError:
+            self._input_backlog.clear()
+            self._stop_writing()
+            return
+        del self._input_backlog[:written]
+        if not self._input_backlog:
+            self._stop_writing()
+
+    def _stop_writing(self) -> None:
+        if self._writing:
+            self._writing = False
+            if self._master_fd is not None:
+                self._loop.remove_writer(self._master_fd)
+
+    # -- control --------------------------------------------------------------
+
+    def resize(self, rows: int, cols: int) -> None:
+        fd = self._require_terminal("resize it")
+        if (rows, cols) == (self.rows, self.cols):
+            return
+        # Output already read was laid out for the old size.
+        self.catch_up_screen()
+        # The kernel sends SIGWINCH to the foreground process group.
+        set_window_size(fd, rows, cols)
+        self.screen.resize(rows, cols)
+        self._observer.pane_changed(self, ("Rows", "Cols"))
+
+    def foreground_process_group(self) -> int:
+        fd = self._require_terminal("signal it")
+        try:
+            return os.tcgetpgrp(fd)
+        except OSError:
+            return self.pid  # the session leader's own group
+
+    def send_signal(self, signum: signal.Signals) -> None:
+        pgid = self.foreground_process_group()
+        try:
+            os.killpg(pgid, signum)
+        except ProcessLookupError:
+            raise PreconditionFailed(f"pane {self.id} has no process left to signal") from None
+
+    # -- end of life ----------------------------------------------------------
+
+    def process_exited(self, status: int) -> None:
+        self._drain_output()
+        self.state = PaneState.EXITED
+        self.exit_status = status
+        self._observer.pane_changed(self, ("State", "ExitStatus"))
+        self._observer.pane_exited(self)
+
+    def _close_terminal(self) -> None:
+        fd = self._master_fd
+        if fd is None:
+            return
+        self._stop_writing()
+        self._loop.remove_reader(fd)
+        self._master_fd = None
+        self._input_backlog.clear()
+        os.close(fd)
+
+    def hang_up(self) -> None:
+        """Close the pane like a closed terminal window: SIGHUP to its processes."""
+        if self.is_running:
+            for pgid in {self._foreground_group_or_none(), self.pid}:
+                if pgid is None:
+                    continue
+                for signum in (signal.SIGHUP, signal.SIGCONT):
+                    try:
+                        os.killpg(pgid, signum)
+                    except OSError:
+                        pass
+        self._close_terminal()
+        self._sinks.clear()
+
+    def _foreground_group_or_none(self) -> int | None:
+        if self._master_fd is None:
+            return None
+        try:
+            return os.tcgetpgrp(self._master_fd)
+        except OSError:
+            return None

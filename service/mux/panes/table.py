@@ -1,0 +1,216 @@
+"""The pane table: id allocation, instance token, windows, spawn and close.
+
+This is the core the D-Bus layer (and later the attach socket) drives; it
+knows nothing of D-Bus. Observers hear about panes appearing, changing,
+exiting and being removed.
+"""
+
+import asyncio
+import logging
+import os
+import pwd
+import secrets
+import signal
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Protocol
+
+from mux.config import Settings
+from mux.panes.environment import pane_environment
+from mux.panes.exits import ExitWatcher
+from mux.panes.pane import Launch, Pane, PaneObserver
+from mux.panes.process import check_directory, resolve_program, start_on_pty
+from mux.protocol.errors import InvalidArgument, NoSuchPane
+from mux.protocol.spawn_options import LaunchKind, SpawnRequest
+
+log = logging.getLogger(__name__)
+
+INSTANCE_TOKEN_BYTES = 16
+
+
+class TableObserver(PaneObserver, Protocol):
+    def pane_added(self, pane: Pane) -> None: ...
+    def pane_removed(self, pane: Pane) -> None: ...
+
+
+class IdSpace:
+    """Pane and window ids, named by a random instance token (SPEC §5).
+
+    The token and the counters are created together and only replaced
+    together: ids from one space never get confused with another's.
+    """
+
+    def __init__(self) -> None:
+        self.token = secrets.token_bytes(INSTANCE_TOKEN_BYTES)
+        self._next_pane = 1
+        self._next_window = 1
+
+    def new_pane_id(self) -> int:
+        pane_id = self._next_pane
+        self._next_pane += 1
+        return pane_id
+
+    def new_window_id(self) -> int:
+        window_id = self._next_window
+        self._next_window += 1
+        return window_id
+
+
+def login_shell() -> str:
+    try:
+        shell = pwd.getpwuid(os.getuid()).pw_shell
+    except KeyError:
+        shell = ""
+    return shell or os.environ.get("SHELL") or "/bin/sh"
+
+
+class PaneTable:
+    def __init__(
+        self,
+        settings: Settings,
+        service_env: Mapping[str, str],
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        self.settings = settings
+        self.ids = IdSpace()
+        self._service_env = dict(service_env)
+        self._loop = loop
+        self._panes: dict[int, Pane] = {}
+        self._windows: dict[int, set[int]] = {}
+        self.exits = ExitWatcher(loop)
+        self._observers: list[TableObserver] = []
+
+    # -- observers ------------------------------------------------------------
+
+    def add_observer(self, observer: TableObserver) -> None:
+        self._observers.append(observer)
+
+    def pane_changed(self, pane: Pane, properties: Sequence[str]) -> None:
+        for observer in self._observers:
+            observer.pane_changed(pane, properties)
+
+    def pane_exited(self, pane: Pane) -> None:
+        log.info("pane %d (pid %d) exited with status %d", pane.id, pane.pid, pane.exit_status)
+        for observer in self._observers:
+            observer.pane_exited(pane)
+        linger = self.settings.exited_pane_linger_seconds
+        if linger is not None:
+            self._loop.call_later(linger, self._close_if_exited, pane)
+
+    def _close_if_exited(self, pane: Pane) -> None:
+        if self._panes.get(pane.id) is pane:
+            self.close(pane.id)
+
+    # -- queries --------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self._panes)
+
+    def __iter__(self) -> Iterator[Pane]:
+        return iter(list(self._panes.values()))
+
+    def get(self, pane_id: int) -> Pane:
+        pane = self._panes.get(pane_id)
+        if pane is None:
+            raise NoSuchPane(pane_id)
+        return pane
+
+    # -- spawn ----------------------------------------------------------------
+
+    def _home(self) -> str:
+        return self._service_env.get("HOME") or os.path.expanduser("~")
+
+    def spawn(self, request: SpawnRequest) -> Pane:
+        if request.window and request.window not in self._windows:
+            raise InvalidArgument(
+                f"there is no window {request.window}; omit 'window' (or pass 0) for a new one"
+            )
+        cwd = request.cwd or self._home()
+        check_directory(cwd)
+        pane_id_preview = self.ids._next_pane  # the env names the pane before it exists
+        env = pane_environment(
+            self._service_env, request.env, term=self.settings.term, pane_id=pane_id_preview
+        )
+        if request.kind is LaunchKind.EXPLICIT:
+            program = resolve_program(request.argv[0], cwd=cwd, path=env.get("PATH"))
+            argv = request.argv
+            exec_argv: tuple[str, ...] = argv
+        else:
+            shell = request.shell or self.settings.default_shell or login_shell()
+            program = resolve_program(shell, cwd=cwd, path=env.get("PATH"))
+            argv = (program,)
+            # Like a terminal emulator or tmux: the shell runs as a login shell.
+            exec_argv = ("-" + os.path.basename(program),)
+        rows = request.rows or self.settings.default_rows
+        cols = request.cols or self.settings.default_cols
+        started = start_on_pty(program, exec_argv, env=env, cwd=cwd, rows=rows, cols=cols)
+
+        pane_id = self.ids.new_pane_id()
+        assert pane_id == pane_id_preview
+        window = request.window or self.ids.new_window_id()
+        pane = Pane(
+            pane_id=pane_id,
+            window=window,
+            launch=Launch(
+                kind=request.kind,
+                argv=argv,
+                program=program,
+                env_overrides=tuple(sorted(request.env.items())),
+            ),
+            process=started.process,
+            master_fd=started.master_fd,
+            cwd=cwd,
+            title=request.title if request.title is not None else os.path.basename(argv[0]),
+            title_explicit=request.title is not None,
+            rows=rows,
+            cols=cols,
+            scrollback_bytes=self.settings.scrollback_bytes,
+            max_input_backlog=self.settings.max_input_backlog_bytes,
+            loop=self._loop,
+            observer=self,
+        )
+        self._panes[pane_id] = pane
+        self._windows.setdefault(window, set()).add(pane_id)
+        log.info("pane %d: started %s (pid %d) in window %d", pane_id, argv[0], pane.pid, window)
+        for observer in self._observers:
+            observer.pane_added(pane)
+        self.exits.watch(started.process, pane.process_exited)
+        return pane
+
+    # -- close ----------------------------------------------------------------
+
+    def close(self, pane_id: int) -> None:
+        """Close a pane unconditionally: hang up its terminal, forget it.
+
+        A process that ignores the hangup is killed `kill_grace_seconds` later;
+        it is reaped whenever it exits, so no zombie is left behind.
+        """
+        pane = self.get(pane_id)
+        del self._panes[pane_id]
+        members = self._windows.get(pane.window)
+        if members is not None:
+            members.discard(pane_id)
+            if not members:
+                del self._windows[pane.window]
+        was_running = pane.is_running
+        pane.hang_up()
+        if was_running:
+            self._loop.call_later(
+                self.settings.kill_grace_seconds, self._kill_if_still_running, pane
+            )
+        for observer in self._observers:
+            observer.pane_removed(pane)
+
+    def _kill_if_still_running(self, pane: Pane) -> None:
+        if pane.process.returncode is None:
+            log.info("pane %d: pid %d ignored the hangup; killing it", pane.id, pane.pid)
+            try:
+                os.killpg(pane.pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+    def close_all(self) -> None:
+        for pane in list(self._panes.values()):
+            self.close(pane.id)
+
+    def running_processes(self) -> int:
+        return sum(1 for pane in self._panes.values() if pane.process.returncode is None)

@@ -1,0 +1,111 @@
+"""XDG paths of SPEC §2 and the safety checks on the runtime directory.
+
+Kept free of heavy imports: `muxctl` uses it on every call.
+"""
+
+import os
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+
+class RuntimeDirError(Exception):
+    """The runtime directory cannot be used safely; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Paths:
+    runtime: Path
+    state: Path
+    config_file: Path
+
+    @property
+    def attach_socket(self) -> Path:
+        return self.runtime / "mux.sock"
+
+    @property
+    def private_bus(self) -> Path:
+        return self.runtime / "bus"
+
+    @property
+    def lock_file(self) -> Path:
+        return self.runtime / "muxd.lock"
+
+    @property
+    def daemon_log(self) -> Path:
+        """Where a muxd started in the background by muxctl writes its log."""
+        return self.runtime / "muxd.log"
+
+    @property
+    def session_file(self) -> Path:
+        return self.state / "session.json"
+
+    @property
+    def checkpoints(self) -> Path:
+        return self.state / "checkpoints"
+
+    @property
+    def quarantine(self) -> Path:
+        return self.state / "quarantine"
+
+
+def _home(environ: Mapping[str, str]) -> Path:
+    home = environ.get("HOME")
+    return Path(home) if home else Path.home()
+
+
+def _xdg(environ: Mapping[str, str], name: str, default: Path) -> Path:
+    # The XDG spec says relative values are invalid and must be ignored.
+    value = environ.get(name, "")
+    return Path(value) if value and os.path.isabs(value) else default
+
+
+def resolve_paths(environ: Mapping[str, str] | None = None) -> Paths:
+    env = os.environ if environ is None else environ
+    home = _home(env)
+    xdg_runtime = env.get("XDG_RUNTIME_DIR", "")
+    if xdg_runtime and os.path.isabs(xdg_runtime):
+        runtime = Path(xdg_runtime) / "mux"
+    else:
+        runtime = Path(f"/tmp/mux-{os.getuid()}")
+    state = _xdg(env, "XDG_STATE_HOME", home / ".local" / "state") / "mux"
+    config = _xdg(env, "XDG_CONFIG_HOME", home / ".config") / "mux" / "config.toml"
+    return Paths(runtime=runtime, state=state, config_file=config)
+
+
+def check_private_dir(path: Path) -> None:
+    """Refuse a directory that is not ours or that others can reach."""
+    try:
+        st = os.lstat(path)
+    except FileNotFoundError:
+        raise RuntimeDirError(f"{path} does not exist") from None
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        raise RuntimeDirError(f"{path} is not a directory (refusing to follow a symlink)")
+    if st.st_uid != os.getuid():
+        raise RuntimeDirError(
+            f"{path} is owned by uid {st.st_uid}, not by you (uid {os.getuid()}); "
+            "remove it or set XDG_RUNTIME_DIR"
+        )
+    if st.st_mode & 0o077:
+        raise RuntimeDirError(
+            f"{path} is accessible to other users (mode {stat.S_IMODE(st.st_mode):04o}); "
+            f"run 'chmod 700 {path}' if you trust its contents, or remove it"
+        )
+
+
+def ensure_private_dir(path: Path) -> Path:
+    """Create `path` with mode 0700 if missing, then check it is ours and private."""
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    else:
+        os.chmod(path, 0o700)  # mkdir's mode is filtered through the umask
+    check_private_dir(path)
+    return path
+
+
+def ensure_runtime_dir(paths: Paths) -> Path:
+    """The runtime dir, created if needed; its parent must already exist."""
+    return ensure_private_dir(paths.runtime)

@@ -1,0 +1,70 @@
+"""Every error the service reports to a client, each carrying its D-Bus error name.
+
+The D-Bus layer turns these into error replies in exactly one place
+(`mux.dbus.errors`); clients map the names back with `error_for_name`.
+Messages are written for a person: they say what was wrong and never contain
+a private path of the service or a raw OS error.
+"""
+
+from typing import ClassVar
+
+from mux.protocol.names import ERROR_PREFIX
+
+
+class MuxError(Exception):
+    """Base of every refusal the service answers with a named error."""
+
+    dbus_name: ClassVar[str] = ERROR_PREFIX + "Failed"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class NoSuchPane(MuxError):
+    dbus_name = ERROR_PREFIX + "NoSuchPane"
+
+    def __init__(self, pane_id: int) -> None:
+        super().__init__(f"there is no pane {pane_id}")
+        self.pane_id = pane_id
+
+
+class InvalidArgument(MuxError):
+    dbus_name = ERROR_PREFIX + "InvalidArgument"
+
+
+class SpawnFailed(MuxError):
+    dbus_name = ERROR_PREFIX + "SpawnFailed"
+
+
+class PreconditionFailed(MuxError):
+    dbus_name = ERROR_PREFIX + "PreconditionFailed"
+
+
+class Unavailable(MuxError):
+    dbus_name = ERROR_PREFIX + "Unavailable"
+
+
+class NotSupported(MuxError):
+    dbus_name = ERROR_PREFIX + "NotSupported"
+
+
+ERROR_TYPES: tuple[type[MuxError], ...] = (
+    NoSuchPane,
+    InvalidArgument,
+    SpawnFailed,
+    PreconditionFailed,
+    Unavailable,
+    NotSupported,
+)
+
+_BY_NAME = {cls.dbus_name: cls for cls in ERROR_TYPES}
+
+
+def short_name(dbus_name: str) -> str:
+    """`org.mux.Mux1.Error.NoSuchPane` -> `NoSuchPane`; other names unchanged."""
+    return dbus_name.removeprefix(ERROR_PREFIX)
+
+
+def is_mux_error_name(dbus_name: str) -> bool:
+    return dbus_name in _BY_NAME

@@ -1,0 +1,17 @@
+"""Public names pinned by SPEC.md: bus name, object paths, interfaces, feature bits."""
+
+from typing import Final
+
+BUS_NAME: Final = "org.mux.Mux1"
+ROOT_PATH: Final = "/org/mux/Mux1"
+PANE_PATH_PREFIX: Final = "/org/mux/Mux1/pane/"
+MANAGER_INTERFACE: Final = "org.mux.Mux1.Manager"
+PANE_INTERFACE: Final = "org.mux.Mux1.Pane"
+ERROR_PREFIX: Final = "org.mux.Mux1.Error."
+
+# Features bit flags (SPEC §3).
+FEATURE_CONDITIONAL_KILL: Final = 0x00200000
+
+
+def pane_path(pane_id: int) -> str:
+    return f"{PANE_PATH_PREFIX}{pane_id}"

@@ -1,0 +1,1 @@
+"""Sans-I/O terminal state: screen emulation and raw-byte scrollback."""
