@@ -1,0 +1,1 @@
+"""muxctl: the command-line client of the mux service."""

@@ -1,0 +1,5 @@
+import sys
+
+from muxctl.main import main
+
+sys.exit(main())

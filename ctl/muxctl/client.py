@@ -1,0 +1,185 @@
+"""Talking to the service: finding its bus, starting it when nothing else will, calling it.
+
+Calls are plain D-Bus method calls (no introspection round trip). When the
+service is not on the bus and cannot be activated, muxctl starts `muxd` in the
+background itself, the way a tmux client starts its server.
+"""
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from dbus_fast import Message, MessageType
+from dbus_fast.aio import MessageBus
+
+from mux.busaddr import BusChoice, BusKind, choose_bus, socket_answers
+from mux.paths import Paths, RuntimeDirError, ensure_runtime_dir, resolve_paths
+from mux.protocol.names import BUS_NAME, MANAGER_INTERFACE, ROOT_PATH
+from muxctl.errors import CtlError, RemoteError
+
+START_TIMEOUT_SECONDS = 15.0
+POLL_SECONDS = 0.02
+
+# Replies that mean "nobody owns the name and the bus could not activate it".
+NOT_RUNNING_ERRORS = frozenset(
+    {
+        "org.freedesktop.DBus.Error.ServiceUnknown",
+        "org.freedesktop.DBus.Error.NameHasNoOwner",
+    }
+)
+
+
+class MuxClient:
+    def __init__(self, bus: MessageBus, choice: BusChoice) -> None:
+        self.bus = bus
+        self.choice = choice
+
+    async def call(
+        self,
+        member: str,
+        signature: str = "",
+        body: list[Any] | None = None,
+        *,
+        interface: str = MANAGER_INTERFACE,
+        path: str = ROOT_PATH,
+    ) -> list[Any]:
+        reply = await self.bus.call(
+            Message(
+                destination=BUS_NAME,
+                path=path,
+                interface=interface,
+                member=member,
+                signature=signature,
+                body=body or [],
+            )
+        )
+        assert reply is not None
+        if reply.message_type is MessageType.ERROR:
+            text = str(reply.body[0]) if reply.body else (reply.error_name or "error")
+            raise RemoteError(reply.error_name or "org.freedesktop.DBus.Error.Failed", text)
+        return list(reply.body)
+
+    async def get_property(self, name: str, interface: str = MANAGER_INTERFACE) -> Any:
+        (variant,) = await self.call(
+            "Get", "ss", [interface, name], interface="org.freedesktop.DBus.Properties"
+        )
+        return variant.value
+
+    def close(self) -> None:
+        self.bus.disconnect()
+
+
+async def _connect_bus(choice: BusChoice) -> MessageBus:
+    try:
+        return await MessageBus(bus_address=choice.address).connect()
+    except Exception as e:  # dbus-fast raises OSError, AuthError, ValueError...
+        raise CtlError(f"cannot connect to the {choice.kind} bus ({choice.address}): {e}") from None
+
+
+async def _name_has_owner(bus: MessageBus) -> bool:
+    reply = await bus.call(
+        Message(
+            destination="org.freedesktop.DBus",
+            path="/org/freedesktop/DBus",
+            interface="org.freedesktop.DBus",
+            member="NameHasOwner",
+            signature="s",
+            body=[BUS_NAME],
+        )
+    )
+    return bool(reply and reply.message_type is MessageType.METHOD_RETURN and reply.body[0])
+
+
+async def _ping(bus: MessageBus) -> str | None:
+    """None when the service answers (activating it if the bus can); else the error name."""
+    reply = await bus.call(
+        Message(
+            destination=BUS_NAME,
+            path=ROOT_PATH,
+            interface="org.freedesktop.DBus.Peer",
+            member="Ping",
+        )
+    )
+    assert reply is not None
+    if reply.message_type is MessageType.ERROR:
+        return reply.error_name or "error"
+    return None
+
+
+def start_daemon(paths: Paths) -> "subprocess.Popen[bytes]":
+    """Start muxd in the background, detached from this terminal, logging to the runtime dir."""
+    try:
+        ensure_runtime_dir(paths)
+    except RuntimeDirError as e:
+        raise CtlError(f"cannot start muxd: {e}") from None
+    log_fd = os.open(paths.daemon_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        return subprocess.Popen(
+            [sys.executable, "-m", "mux"],
+            stdin=subprocess.DEVNULL,
+            stdout=log_fd,
+            stderr=log_fd,
+            cwd="/",
+            start_new_session=True,
+            close_fds=True,
+        )
+    finally:
+        os.close(log_fd)
+
+
+def _startup_failure(paths: Paths, process: "subprocess.Popen[bytes]") -> CtlError:
+    tail = ""
+    try:
+        lines = Path(paths.daemon_log).read_text(errors="replace").strip().splitlines()
+        tail = lines[-1] if lines else ""
+    except OSError:
+        pass
+    detail = f": {tail}" if tail else ""
+    return CtlError(f"muxd exited with status {process.returncode} while starting{detail}")
+
+
+async def connect(*, autostart: bool = True, environ: dict[str, str] | None = None) -> MuxClient:
+    """A client connected to a bus on which the service answers."""
+    paths = resolve_paths(environ)
+    choice = choose_bus(paths, environ)
+    process: subprocess.Popen[bytes] | None = None
+
+    if choice.kind is BusKind.PRIVATE and not socket_answers(paths.private_bus):
+        if not autostart:
+            raise CtlError("mux is not running (no bus found, and --no-start was given)")
+        process = start_daemon(paths)
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        while not socket_answers(paths.private_bus):
+            if process.poll() is not None:
+                raise _startup_failure(paths, process)
+            if time.monotonic() > deadline:
+                raise CtlError("muxd did not start its bus within 15 seconds")
+            await asyncio.sleep(POLL_SECONDS)
+
+    bus = await _connect_bus(choice)
+    client = MuxClient(bus, choice)
+    error = await _ping(bus)
+    if error is None:
+        return client
+    if error not in NOT_RUNNING_ERRORS:
+        client.close()
+        raise CtlError(f"the mux service does not answer: {error}")
+    if process is None:
+        if not autostart:
+            client.close()
+            raise CtlError("mux is not running (and --no-start was given)")
+        process = start_daemon(paths)
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    while not await _name_has_owner(bus):
+        if process.poll() is not None:
+            client.close()
+            raise _startup_failure(paths, process)
+        if time.monotonic() > deadline:
+            client.close()
+            raise CtlError("muxd did not appear on the bus within 15 seconds")
+        await asyncio.sleep(POLL_SECONDS)
+    return client

@@ -1,0 +1,46 @@
+"""One module per verb, each exporting NAME, HELP, add_arguments() and run().
+
+The verbs are listed once, in `COMMANDS`, in the order `--help` shows them.
+"""
+
+import argparse
+from collections.abc import Awaitable, Callable
+from types import ModuleType
+from typing import TYPE_CHECKING, Protocol
+
+from muxctl.commands import (
+    capture,
+    kill,
+    kill_if,
+    ls,
+    send,
+    signal,
+    snapshot,
+    spawn,
+    status,
+    upgrade,
+)
+
+if TYPE_CHECKING:
+    from muxctl.client import MuxClient
+
+
+class Command(Protocol):
+    NAME: str
+    HELP: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: "Callable[[argparse.Namespace, MuxClient], Awaitable[int]]"
+
+
+COMMANDS: tuple[ModuleType, ...] = (
+    status,
+    ls,
+    spawn,
+    kill,
+    kill_if,
+    signal,
+    send,
+    capture,
+    snapshot,
+    upgrade,
+)

@@ -1,0 +1,42 @@
+"""muxctl ls: list the panes."""
+
+import argparse
+import shlex
+from typing import TYPE_CHECKING
+
+from muxctl.output import print_json, print_table, unwrap
+
+if TYPE_CHECKING:
+    from muxctl.client import MuxClient
+
+NAME = "ls"
+HELP = "list panes"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    pass
+
+
+async def run(args: argparse.Namespace, client: "MuxClient") -> int:
+    (entries,) = await client.call("ListPanes")
+    panes = sorted((unwrap(e) for e in entries), key=lambda p: p["id"])
+    if args.json:
+        print_json(panes)
+        return 0
+    rows = []
+    for p in panes:
+        state = p["state"] if p["state"] == "running" else f"exited({p['exit_status']})"
+        rows.append(
+            [
+                str(p["id"]),
+                str(p["window"]),
+                str(p["pid"]),
+                state,
+                f"{p['cols']}x{p['rows']}",
+                p["title"],
+                p["cwd"],
+                shlex.join(p["argv"]),
+            ]
+        )
+    print_table(["ID", "WIN", "PID", "STATE", "SIZE", "TITLE", "CWD", "COMMAND"], rows)
+    return 0

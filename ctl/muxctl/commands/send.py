@@ -1,0 +1,33 @@
+"""muxctl send ID TEXT: type text into a pane."""
+
+import argparse
+import sys
+from typing import TYPE_CHECKING
+
+from muxctl.errors import EXIT_USAGE, CtlError
+from muxctl.output import print_json
+
+if TYPE_CHECKING:
+    from muxctl.client import MuxClient
+
+NAME = "send"
+HELP = "send text to a pane's terminal, as if typed"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", type=int, help="pane id")
+    parser.add_argument("text", nargs="?", help="the text (UTF-8)")
+    parser.add_argument("--enter", action="store_true", help="press Enter after the text")
+    parser.add_argument("--stdin", action="store_true", help="send what standard input holds")
+
+
+async def run(args: argparse.Namespace, client: "MuxClient") -> int:
+    if args.stdin == (args.text is not None):
+        raise CtlError("give either TEXT or --stdin", EXIT_USAGE)
+    data = sys.stdin.buffer.read() if args.stdin else args.text.encode()
+    if args.enter:
+        data += b"\r"
+    await client.call("SendInput", "tay", [args.id, data])
+    if args.json:
+        print_json({"id": args.id, "bytes": len(data)})
+    return 0

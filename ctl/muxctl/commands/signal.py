@@ -1,0 +1,24 @@
+"""muxctl signal ID SIG: send a signal to the pane's foreground process group."""
+
+import argparse
+from typing import TYPE_CHECKING
+
+from muxctl.output import print_json
+
+if TYPE_CHECKING:
+    from muxctl.client import MuxClient
+
+NAME = "signal"
+HELP = "send a signal (TERM, HUP, INT, KILL, ...) to the pane's foreground job"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", type=int, help="pane id")
+    parser.add_argument("signal", help="signal name, e.g. TERM or INT")
+
+
+async def run(args: argparse.Namespace, client: "MuxClient") -> int:
+    await client.call("Signal", "ts", [args.id, args.signal])
+    if args.json:
+        print_json({"id": args.id, "signal": args.signal})
+    return 0

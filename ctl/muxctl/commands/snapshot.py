@@ -1,0 +1,25 @@
+"""muxctl snapshot: save the session durably now."""
+
+import argparse
+from typing import TYPE_CHECKING
+
+from muxctl.output import print_json
+
+if TYPE_CHECKING:
+    from muxctl.client import MuxClient
+
+NAME = "snapshot"
+HELP = "save the session to disk now"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    pass
+
+
+async def run(args: argparse.Namespace, client: "MuxClient") -> int:
+    path, generation = await client.call("Snapshot")
+    if args.json:
+        print_json({"path": path, "generation": generation})
+    else:
+        print(f"saved generation {generation} to {path}")
+    return 0

@@ -1,0 +1,92 @@
+"""muxctl spawn [options] [-- CMD...]: start a program (or a shell) in a new pane."""
+
+import argparse
+import os
+from typing import TYPE_CHECKING, Any
+
+from muxctl.errors import EXIT_USAGE, CtlError
+from muxctl.output import print_json
+
+if TYPE_CHECKING:
+    from muxctl.client import MuxClient
+
+NAME = "spawn"
+HELP = "start a program in a new pane (no command: your login shell)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--cwd", metavar="DIR", help="working directory (default: the current directory)"
+    )
+    parser.add_argument("--title", metavar="T", help="pane title")
+    parser.add_argument("--window", metavar="W", type=int, default=0, help="add to window W")
+    parser.add_argument("--rows", type=int, help="terminal rows")
+    parser.add_argument("--cols", type=int, help="terminal columns")
+    parser.add_argument(
+        "--env", metavar="NAME=VALUE", action="append", default=[], help="set a variable"
+    )
+    parser.add_argument("--shell", metavar="SHELL", help="start this shell (with integration)")
+    parser.add_argument(
+        "--bind-instance", action="store_true", help="also print the service's instance token"
+    )
+    parser.add_argument(
+        "--no-resurrection",
+        action="store_true",
+        help="give the program no application-resurrection endpoint",
+    )
+    parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD", help="program")
+
+
+def build_options(args: argparse.Namespace) -> dict[str, Any]:
+    from dbus_fast import Variant
+
+    command = list(args.command)
+    if command and command[0] == "--":
+        command = command[1:]
+    options: dict[str, Variant] = {}
+    if command:
+        options["argv"] = Variant("as", command)
+        if args.shell:
+            raise CtlError("give either --shell or a command, not both", EXIT_USAGE)
+    if args.shell:
+        options["shell"] = Variant("s", args.shell)
+    options["cwd"] = Variant("s", os.path.abspath(args.cwd) if args.cwd else os.getcwd())
+    if args.title is not None:
+        options["title"] = Variant("s", args.title)
+    if args.window:
+        if args.window < 0:
+            raise CtlError("--window takes a window id (a positive number)", EXIT_USAGE)
+        options["window"] = Variant("t", args.window)
+    for name in ("rows", "cols"):
+        value = getattr(args, name)
+        if value is not None:
+            if not 1 <= value <= 0xFFFF:
+                raise CtlError(f"--{name} must be between 1 and 65535", EXIT_USAGE)
+            options[name] = Variant("q", value)
+    env = {}
+    for item in args.env:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise CtlError(f"--env takes NAME=VALUE, got {item!r}", EXIT_USAGE)
+        env[name] = value
+    if env:
+        options["env"] = Variant("a{ss}", env)
+    if args.bind_instance:
+        options["bind_instance"] = Variant("b", True)
+    if args.no_resurrection:
+        options["resurrection"] = Variant("b", False)
+    return options
+
+
+async def run(args: argparse.Namespace, client: "MuxClient") -> int:
+    pane_id, instance, path = await client.call("Spawn", "a{sv}", [build_options(args)])
+    if args.json:
+        result: dict[str, Any] = {"id": pane_id, "path": path}
+        if instance:
+            result["instance"] = bytes(instance).hex()
+        print_json(result)
+    elif instance:
+        print(f"{pane_id} {bytes(instance).hex()}")
+    else:
+        print(pane_id)
+    return 0

@@ -1,0 +1,40 @@
+"""muxctl status: is the service running, on which bus, with how many panes."""
+
+import argparse
+from typing import TYPE_CHECKING
+
+from muxctl.output import print_json, unwrap
+
+if TYPE_CHECKING:
+    from muxctl.client import MuxClient
+
+NAME = "status"
+HELP = "show whether mux runs, its version, bus and pane count"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    pass
+
+
+async def run(args: argparse.Namespace, client: "MuxClient") -> int:
+    version = await client.get_property("Version")
+    features = await client.get_property("Features")
+    (panes,) = await client.call("ListPanes")
+    states = [unwrap(p)["state"] for p in panes]
+    running = states.count("running")
+    if args.json:
+        print_json(
+            {
+                "version": version,
+                "features": features,
+                "bus": client.choice.kind.value,
+                "bus_address": client.choice.address,
+                "panes": len(states),
+                "running": running,
+            }
+        )
+    else:
+        print(f"mux {version} is running on the {client.choice.kind} bus ({client.choice.address})")
+        print(f"panes: {len(states)} ({running} running, {len(states) - running} exited)")
+        print(f"features: {features:#x}")
+    return 0

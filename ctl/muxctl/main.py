@@ -1,0 +1,64 @@
+"""muxctl entry point: parse the verb, connect, run it, map failures to exit statuses.
+
+Imports stay lazy: `--help` and usage errors never load asyncio or D-Bus.
+"""
+
+import argparse
+import os
+import sys
+
+from muxctl.commands import COMMANDS
+from muxctl.errors import EXIT_FAILURE, CtlError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--json", action="store_true", default=argparse.SUPPRESS, help="print JSON"
+    )
+    parser = argparse.ArgumentParser(
+        prog="muxctl", description="Control the mux terminal session service."
+    )
+    parser.add_argument("--json", action="store_true", default=False, help="print JSON")
+    parser.add_argument(
+        "--no-start", action="store_true", help="do not start muxd when it is not running"
+    )
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
+    for command in COMMANDS:
+        sub = verbs.add_parser(command.NAME, help=command.HELP, parents=[common])
+        command.add_arguments(sub)
+        sub.set_defaults(handler=command)
+    return parser
+
+
+async def _run(args: argparse.Namespace) -> int:
+    from muxctl.client import connect
+
+    client = await connect(autostart=not args.no_start)
+    try:
+        status: int = await args.handler.run(args, client)
+        return status
+    finally:
+        client.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    import asyncio
+
+    try:
+        return asyncio.run(_run(args))
+    except CtlError as e:
+        print(f"muxctl: {e.message}", file=sys.stderr)
+        return e.exit_status
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:
+        if os.environ.get("MUXCTL_DEBUG"):
+            raise
+        print(f"muxctl: unexpected error ({type(e).__name__}: {e})", file=sys.stderr)
+        return EXIT_FAILURE
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,48 @@
+"""Fixtures shared by every test: a real dbus-daemon per session, a real muxd per test."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.harness import DBusDaemon, Service, temp_root
+
+
+def pytest_report_header() -> list[str]:
+    tools = ["dbus-daemon", "busctl", "gdbus", "tmux", "bash"]
+    return [f"{tool}: {shutil.which(tool) or 'MISSING'}" for tool in tools]
+
+
+@pytest.fixture(scope="session")
+def dbus_daemon() -> Iterator[DBusDaemon]:
+    if shutil.which("dbus-daemon") is None:
+        pytest.fail("dbus-daemon is not installed; the test command installs it (apt-get)")
+    with temp_root() as root:
+        daemon = DBusDaemon(root)
+        yield daemon
+        daemon.stop()
+
+
+@pytest.fixture
+def tmp_root() -> Iterator[Path]:
+    with temp_root() as root:
+        yield root
+
+
+@pytest.fixture
+def service(dbus_daemon: DBusDaemon, tmp_root: Path) -> Iterator[Service]:
+    """A running muxd on the shared test bus (one at a time owns org.mux.Mux1)."""
+    svc = Service(tmp_root, bus_address=dbus_daemon.address).start()
+    yield svc
+    svc.stop()
+
+
+@pytest.fixture
+def private_service(tmp_root: Path) -> Iterator[Service]:
+    """A running muxd with no session bus: it starts its own at <runtime>/bus."""
+    svc = Service(tmp_root, bus_address=None).start()
+    yield svc
+    svc.stop()
