@@ -1,6 +1,7 @@
 """Errors muxctl reports, each with the exit status SPEC §7 gives it."""
 
-from mux.protocol.errors import ERROR_PREFIX, short_name
+from mux.protocol.errors import short_name
+from mux.protocol.names import ERROR_PREFIX
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2

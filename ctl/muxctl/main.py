@@ -13,9 +13,7 @@ from muxctl.errors import EXIT_FAILURE, CtlError
 
 def build_parser() -> argparse.ArgumentParser:
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument(
-        "--json", action="store_true", default=argparse.SUPPRESS, help="print JSON"
-    )
+    common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
     parser = argparse.ArgumentParser(
         prog="muxctl", description="Control the mux terminal session service."
     )

@@ -2,6 +2,7 @@
 
 import argparse
 import asyncio
+import contextlib
 import fcntl
 import logging
 import os
@@ -35,7 +36,9 @@ def _take_instance_lock(paths: Paths) -> IO[bytes]:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         lock.close()
-        raise StartupError(f"another muxd is already running for this user ({paths.runtime})")
+        raise StartupError(
+            f"another muxd is already running for this user ({paths.runtime})"
+        ) from None
     return lock
 
 
@@ -91,7 +94,7 @@ class Daemon:
         self._notify("READY=1")
         log.info("mux %s ready: %s on the bus, pid %d", __version__, BUS_NAME, os.getpid())
 
-        disconnected = asyncio.ensure_future(bus.wait_for_disconnect())
+        disconnected = asyncio.ensure_future(bus.wait_for_disconnect())  # type: ignore[no-untyped-call]
         stopping = asyncio.ensure_future(self._stopping.wait())
         await asyncio.wait({disconnected, stopping}, return_when=asyncio.FIRST_COMPLETED)
         status = 0
@@ -127,10 +130,8 @@ class Daemon:
         except subprocess.TimeoutExpired:
             self._private_bus.kill()
             self._private_bus.wait()
-        try:
+        with contextlib.suppress(FileNotFoundError):
             self.paths.private_bus.unlink()
-        except FileNotFoundError:
-            pass
 
     @staticmethod
     def _notify(state: str) -> None:

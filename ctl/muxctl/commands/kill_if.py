@@ -31,7 +31,8 @@ async def run(args: argparse.Namespace, client: "MuxClient") -> int:
     try:
         instance = bytes.fromhex(args.instance)
     except ValueError:
-        raise CtlError(f"--instance must be hexadecimal, got {args.instance!r}", EXIT_USAGE) from None
+        message = f"--instance must be hexadecimal, got {args.instance!r}"
+        raise CtlError(message, EXIT_USAGE) from None
     conditions = ["UNATTACHED_SINCE_SPAWN"] if args.unattached_since_spawn else []
     await client.call("KillIf", "tayas", [args.id, instance, conditions])
     if args.json:

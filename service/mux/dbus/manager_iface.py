@@ -58,32 +58,30 @@ class ManagerInterface(ServiceInterface):
     # -- properties -----------------------------------------------------------
 
     @dbus_property(access=PropertyAccess.READ)
-    def Version(self) -> S:  # noqa: N802 (D-Bus names)
+    def Version(self) -> S:
         return __version__
 
     @dbus_property(access=PropertyAccess.READ)
-    def Features(self) -> T:  # noqa: N802
+    def Features(self) -> T:
         return FEATURES
 
     # -- signals --------------------------------------------------------------
 
     @dbus_signal()
-    def PaneExited(  # noqa: N802
+    def PaneExited(
         self, pane_id: int, status: int
     ) -> Annotated[tuple[int, int], DBusSignature("ti")]:
         return (pane_id, status)
 
     @dbus_signal()
-    def SnapshotSaved(self, generation: int) -> T:  # noqa: N802
+    def SnapshotSaved(self, generation: int) -> T:
         return generation
 
     # -- methods --------------------------------------------------------------
 
     @dbus_method()
     @replies_with_dbus_errors
-    def Spawn(  # noqa: N802
-        self, options: ASV
-    ) -> Annotated[tuple[int, bytes, str], DBusSignature("tayo")]:
+    def Spawn(self, options: ASV) -> Annotated[tuple[int, bytes, str], DBusSignature("tayo")]:
         request = parse_spawn_options(
             {name: (variant.signature, variant.value) for name, variant in options.items()}
         )
@@ -93,24 +91,24 @@ class ManagerInterface(ServiceInterface):
 
     @dbus_method()
     @replies_with_dbus_errors
-    def Kill(self, pane_id: T) -> None:  # noqa: N802
+    def Kill(self, pane_id: T) -> None:
         self.table.close(pane_id)
 
     @dbus_method()
     @replies_with_dbus_errors
-    def KillIf(self, pane_id: T, instance: AY, conditions: AS) -> None:  # noqa: N802
+    def KillIf(self, pane_id: T, instance: AY, conditions: AS) -> None:
         self.table.get(pane_id)
         raise NotSupported("conditional kill is not available in this version of mux")
 
     @dbus_method()
     @replies_with_dbus_errors
-    def Signal(self, pane_id: T, signal_name: S) -> None:  # noqa: N802
+    def Signal(self, pane_id: T, signal_name: S) -> None:
         pane = self.table.get(pane_id)
         pane.send_signal(parse_signal(signal_name))
 
     @dbus_method()
     @replies_with_dbus_errors
-    def SendInput(self, pane_id: T, data: AY) -> None:  # noqa: N802
+    def SendInput(self, pane_id: T, data: AY) -> None:
         pane = self.table.get(pane_id)
         if len(data) > MAX_SEND_INPUT_BYTES:
             raise InvalidArgument(
@@ -121,7 +119,7 @@ class ManagerInterface(ServiceInterface):
 
     @dbus_method()
     @replies_with_dbus_errors
-    def Resize(self, pane_id: T, rows: Q, cols: Q) -> None:  # noqa: N802
+    def Resize(self, pane_id: T, rows: Q, cols: Q) -> None:
         pane = self.table.get(pane_id)
         if rows < 1 or cols < 1:
             raise InvalidArgument(f"a pane needs at least 1 row and 1 column, got {rows}x{cols}")
@@ -129,26 +127,26 @@ class ManagerInterface(ServiceInterface):
 
     @dbus_method()
     @replies_with_dbus_errors
-    def GetScreen(self, pane_id: T) -> AS:  # noqa: N802
+    def GetScreen(self, pane_id: T) -> AS:
         return self.table.get(pane_id).screen_lines()
 
     @dbus_method()
     @replies_with_dbus_errors
-    def ListPanes(self) -> Annotated[list[dict[str, Variant]], DBusSignature("aa{sv}")]:  # noqa: N802
+    def ListPanes(self) -> Annotated[list[dict[str, Variant]], DBusSignature("aa{sv}")]:
         return [pane_summary(pane) for pane in self.table]
 
     @dbus_method()
     @replies_with_dbus_errors
-    def OpenAttach(self, pane_id: T) -> Annotated[int, DBusSignature("h")]:  # noqa: N802
+    def OpenAttach(self, pane_id: T) -> Annotated[int, DBusSignature("h")]:
         self.table.get(pane_id)
         raise NotSupported("attaching is not available in this version of mux")
 
     @dbus_method()
     @replies_with_dbus_errors
-    def Snapshot(self) -> Annotated[tuple[str, int], DBusSignature("st")]:  # noqa: N802
+    def Snapshot(self) -> Annotated[tuple[str, int], DBusSignature("st")]:
         raise NotSupported("snapshots are not available in this version of mux")
 
     @dbus_method()
     @replies_with_dbus_errors
-    def Upgrade(self) -> None:  # noqa: N802
+    def Upgrade(self) -> None:
         raise NotSupported("graceful upgrade is not available in this version of mux")

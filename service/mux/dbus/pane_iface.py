@@ -58,45 +58,45 @@ class PaneInterface(ServiceInterface):
         self.emit_properties_changed({name: values[name] for name in names})
 
     @dbus_property(access=PropertyAccess.READ)
-    def Id(self) -> Annotated[int, DBusSignature("t")]:  # noqa: N802 (D-Bus names)
+    def Id(self) -> Annotated[int, DBusSignature("t")]:
         return self.pane.id
 
     @dbus_property(access=PropertyAccess.READ)
-    def Pid(self) -> Annotated[int, DBusSignature("u")]:  # noqa: N802
+    def Pid(self) -> Annotated[int, DBusSignature("u")]:
         return self.pane.pid
 
     @dbus_property(access=PropertyAccess.READ)
-    def Argv(self) -> Annotated[list[str], DBusSignature("as")]:  # noqa: N802
+    def Argv(self) -> Annotated[list[str], DBusSignature("as")]:
         return list(self.pane.argv)
 
     @dbus_property(access=PropertyAccess.READ)
-    def Cwd(self) -> Annotated[str, DBusSignature("s")]:  # noqa: N802
+    def Cwd(self) -> Annotated[str, DBusSignature("s")]:
         return self.pane.cwd
 
     @dbus_property(access=PropertyAccess.READ)
-    def CwdSource(self) -> Annotated[str, DBusSignature("s")]:  # noqa: N802
+    def CwdSource(self) -> Annotated[str, DBusSignature("s")]:
         return self.pane.cwd_source
 
     @dbus_property(access=PropertyAccess.READ)
-    def Title(self) -> Annotated[str, DBusSignature("s")]:  # noqa: N802
+    def Title(self) -> Annotated[str, DBusSignature("s")]:
         return self.pane.title
 
     @dbus_property(access=PropertyAccess.READ)
-    def Window(self) -> Annotated[int, DBusSignature("t")]:  # noqa: N802
+    def Window(self) -> Annotated[int, DBusSignature("t")]:
         return self.pane.window
 
     @dbus_property(access=PropertyAccess.READ)
-    def State(self) -> Annotated[str, DBusSignature("s")]:  # noqa: N802
+    def State(self) -> Annotated[str, DBusSignature("s")]:
         return str(self.pane.state)
 
     @dbus_property(access=PropertyAccess.READ)
-    def ExitStatus(self) -> Annotated[int, DBusSignature("i")]:  # noqa: N802
+    def ExitStatus(self) -> Annotated[int, DBusSignature("i")]:
         return self.pane.exit_status
 
     @dbus_property(access=PropertyAccess.READ)
-    def Rows(self) -> Annotated[int, DBusSignature("q")]:  # noqa: N802
+    def Rows(self) -> Annotated[int, DBusSignature("q")]:
         return self.pane.rows
 
     @dbus_property(access=PropertyAccess.READ)
-    def Cols(self) -> Annotated[int, DBusSignature("q")]:  # noqa: N802
+    def Cols(self) -> Annotated[int, DBusSignature("q")]:
         return self.pane.cols

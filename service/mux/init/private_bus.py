@@ -27,10 +27,8 @@ def start_private_bus(socket_path: Path) -> "subprocess.Popen[bytes]":
             "there is no session bus and dbus-daemon is not installed; "
             "install it (Debian: apt-get install dbus-daemon) or set DBUS_SESSION_BUS_ADDRESS"
         )
-    try:
-        socket_path.unlink()  # a stale socket from a muxd that died
-    except FileNotFoundError:
-        pass
+    # A stale socket from a muxd that died.
+    socket_path.unlink(missing_ok=True)
     env = {k: v for k, v in os.environ.items() if k not in SERVICE_ONLY_VARIABLES}
     read_fd, write_fd = os.pipe()
     process = subprocess.Popen(

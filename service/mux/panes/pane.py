@@ -7,6 +7,7 @@ the queue passes `EMULATION_BATCH_BYTES`, so an unwatched pane costs little.
 """
 
 import asyncio
+import contextlib
 import errno
 import logging
 import os
@@ -280,10 +281,8 @@ class Pane:
                 if pgid is None:
                     continue
                 for signum in (signal.SIGHUP, signal.SIGCONT):
-                    try:
+                    with contextlib.suppress(OSError):
                         os.killpg(pgid, signum)
-                    except OSError:
-                        pass
         self._close_terminal()
         self._sinks.clear()
 

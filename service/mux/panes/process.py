@@ -87,7 +87,7 @@ def start_on_pty(
         set_window_size(slave, rows, cols)
         os.set_blocking(master, False)
         # preexec_fn is safe here: the service runs no threads of its own.
-        process = subprocess.Popen(  # noqa: PLW1509
+        process = subprocess.Popen(
             list(argv),
             executable=program,
             stdin=slave,
@@ -96,12 +96,14 @@ def start_on_pty(
             cwd=cwd,
             env=dict(env),
             start_new_session=True,
-            preexec_fn=_take_controlling_terminal,
+            preexec_fn=_take_controlling_terminal,  # noqa: PLW1509
             close_fds=True,
         )
     except PermissionError:
         os.close(master)
-        raise SpawnFailed(f"the program {argv[0]} could not be started (permission denied)") from None
+        raise SpawnFailed(
+            f"the program {argv[0]} could not be started (permission denied)"
+        ) from None
     except FileNotFoundError:
         os.close(master)
         raise SpawnFailed(f"the program {argv[0]} could not be started (not found)") from None
@@ -111,9 +113,7 @@ def start_on_pty(
         raise SpawnFailed(f"the program {argv[0]} could not be started ({reason})") from None
     except subprocess.SubprocessError:
         os.close(master)
-        raise SpawnFailed(
-            f"the program {argv[0]} could not be given its terminal"
-        ) from None
+        raise SpawnFailed(f"the program {argv[0]} could not be given its terminal") from None
     finally:
         os.close(slave)
     return StartedProcess(process=process, master_fd=master)

@@ -6,6 +6,7 @@ exiting and being removed.
 """
 
 import asyncio
+import contextlib
 import logging
 import os
 import pwd
@@ -203,10 +204,8 @@ class PaneTable:
     def _kill_if_still_running(self, pane: Pane) -> None:
         if pane.process.returncode is None:
             log.info("pane %d: pid %d ignored the hangup; killing it", pane.id, pane.pid)
-            try:
+            with contextlib.suppress(OSError):
                 os.killpg(pane.pid, signal.SIGKILL)
-            except OSError:
-                pass
 
     def close_all(self) -> None:
         for pane in list(self._panes.values()):

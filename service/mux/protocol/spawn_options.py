@@ -98,7 +98,7 @@ def parse_spawn_options(options: Mapping[str, tuple[str, object]]) -> SpawnReque
     if "argv" in values and "shell" in values:
         raise InvalidArgument("give either 'argv' or 'shell', not both")
     if "argv" in values:
-        argv = tuple(values["argv"])  # type: ignore[call-overload]
+        argv = tuple(str(arg) for arg in values["argv"])  # type: ignore[attr-defined]
         if not argv:
             raise InvalidArgument("option 'argv' must not be empty: name the program to run")
         if not argv[0]:

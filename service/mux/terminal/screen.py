@@ -7,7 +7,8 @@ UTF-8 sequences split across reads intact.
 
 import codecs
 
-import avt
+# avt re-exports Vt without declaring it; its typed home is avt._avt.
+from avt._avt import Vt
 
 
 class Screen:
@@ -16,7 +17,7 @@ class Screen:
     def __init__(self, rows: int, cols: int) -> None:
         # Scrollback lives in the raw-byte ring (`Scrollback`); emulator lines
         # cost about 2 KiB each, so the emulator keeps only the visible screen.
-        self._vt = avt.Vt(cols, rows, scrollback_limit=0)
+        self._vt = Vt(cols, rows, scrollback_limit=0)
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
 
     @property
