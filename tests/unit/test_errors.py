@@ -1,0 +1,30 @@
+"""Every error of SPEC §3 exists with exactly its D-Bus name."""
+
+from mux.protocol import errors
+from mux.protocol.names import ERROR_PREFIX
+
+SPEC_NAMES = {
+    "NoSuchPane",
+    "InvalidArgument",
+    "SpawnFailed",
+    "PreconditionFailed",
+    "Unavailable",
+    "NotSupported",
+}
+
+
+def test_error_names_match_the_spec() -> None:
+    assert {cls.dbus_name for cls in errors.ERROR_TYPES} == {
+        ERROR_PREFIX + name for name in SPEC_NAMES
+    }
+    assert ERROR_PREFIX == "org.mux.Mux1.Error."
+
+
+def test_no_such_pane_message() -> None:
+    assert errors.NoSuchPane(7).message == "there is no pane 7"
+
+
+def test_short_names() -> None:
+    assert errors.short_name("org.mux.Mux1.Error.SpawnFailed") == "SpawnFailed"
+    assert errors.is_mux_error_name("org.mux.Mux1.Error.SpawnFailed")
+    assert not errors.is_mux_error_name("org.freedesktop.DBus.Error.Failed")
