@@ -27,7 +27,10 @@ class ExitWatcher:
             pidfd = os.pidfd_open(process.pid)
             self._loop.add_reader(pidfd, self._poll_one, process.pid)
         self._watched[process.pid] = (process, callback, pidfd)
-        self._poll_one(process.pid)  # it may already be gone
+        if pidfd is None:
+            # It may have exited before the handler knew of it. Checked on the
+            # next turn of the loop, so a method reply goes out before the exit.
+            self._loop.call_soon(self._poll_one, process.pid)
 
     def _poll_one(self, pid: int) -> None:
         entry = self._watched.get(pid)
