@@ -45,6 +45,11 @@ class IdSpace:
         self._next_pane = 1
         self._next_window = 1
 
+    @property
+    def next_pane_id(self) -> int:
+        """The id the next pane will get (a failed spawn does not use one up)."""
+        return self._next_pane
+
     def new_pane_id(self) -> int:
         pane_id = self._next_pane
         self._next_pane += 1
@@ -127,7 +132,7 @@ class PaneTable:
             )
         cwd = request.cwd or self._home()
         check_directory(cwd)
-        pane_id_preview = self.ids._next_pane  # the env names the pane before it exists
+        pane_id_preview = self.ids.next_pane_id  # the env names the pane before it exists
         env = pane_environment(
             self._service_env, request.env, term=self.settings.term, pane_id=pane_id_preview
         )
