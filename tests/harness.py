@@ -8,17 +8,26 @@ condition with a deadline, never for a guessed time.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from dbus_fast import Message
+    from dbus_fast.aio import MessageBus
+
+    from muxctl.errors import RemoteError
 
 T = TypeVar("T")
 
@@ -158,18 +167,60 @@ class Service:
                 self.process.wait()
         return self.process.returncode
 
+    # -- processes started in the background (muxctl's autostart) -------------
+
+    def own_processes(self) -> list[int]:
+        """Every live process started with this service's XDG_RUNTIME_DIR: muxd, its bus, panes."""
+        return pids_with_env("XDG_RUNTIME_DIR", str(self.xdg_runtime))
+
+    def background_muxd(self) -> list[int]:
+        """muxd processes of this environment that this harness did not start itself."""
+        mine = self.process.pid if self.process is not None else None
+        return [
+            pid
+            for pid in self.own_processes()
+            if pid != mine and process_cmdline(pid)[1:3] == ["-m", "mux"]
+        ]
+
+    def stop_background(self, timeout: float = DEFAULT_TIMEOUT) -> list[int]:
+        """SIGTERM every background muxd and wait until every process of this environment
+        is gone. Returns the pids that had to be SIGKILLed (empty when all went cleanly)."""
+        for pid in self.background_muxd():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+        try:
+            wait_for(
+                lambda: not self.own_processes(),
+                timeout,
+                what="the background muxd and its children to exit",
+            )
+        except AssertionError:
+            leftovers = self.own_processes()
+            for pid in leftovers:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            return leftovers
+        return []
+
     # -- talking to it --------------------------------------------------------
 
     def muxctl(
-        self, *args: str, check: bool = False, input: bytes | None = None, timeout: float = 30
+        self,
+        *args: str,
+        check: bool = False,
+        input: bytes | None = None,
+        timeout: float = 30,
+        cwd: Path | str | None = None,
     ) -> subprocess.CompletedProcess[str]:
         result = subprocess.run(
             [sys.executable, "-m", "muxctl", *args],
+            check=False,
             env=self.env,
             input=input.decode() if input is not None else None,
             capture_output=True,
             text=True,
             timeout=timeout,
+            cwd=cwd,
         )
         if check and result.returncode != 0:
             raise AssertionError(
@@ -180,6 +231,7 @@ class Service:
     def busctl(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         result = subprocess.run(
             ["busctl", f"--address={self.bus_address}", "--", *args],
+            check=False,
             capture_output=True,
             text=True,
             timeout=30,
@@ -194,6 +246,7 @@ class Service:
         result = subprocess.run(
             ["gdbus", "call", "--address", self.bus_address, "--dest", "org.mux.Mux1",
              "--object-path", path, "--method", method, *args],
+            check=False,
             capture_output=True,
             text=True,
             timeout=30,
@@ -290,3 +343,198 @@ def pid_alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return fields[0] != "Z"
+
+
+def process_cmdline(pid: int) -> list[str]:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            raw = f.read()
+    except OSError:
+        return []
+    return [part.decode(errors="replace") for part in raw.split(b"\0")[:-1]]
+
+
+def pids_with_env(name: str, value: str) -> list[int]:
+    """Live (non-zombie) processes whose initial environment has `name=value` (Linux /proc)."""
+    wanted = f"{name}={value}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{entry}/environ", "rb") as f:
+                variables = f.read().split(b"\0")
+        except OSError:
+            continue
+        if wanted in variables and pid_alive(int(entry)):
+            found.append(int(entry))
+    return found
+
+
+# -- signals ------------------------------------------------------------------
+
+SERVICE_SIGNALS = "type='signal',sender='org.mux.Mux1'"
+
+
+class BusMonitor:
+    """Records the signals the service emits, on a bus connection of its own.
+
+    The connection lives in a background thread with its own event loop, so a
+    test can subscribe first, then act through `Service.call` and the CLI
+    tools, then wait (with a deadline) for the signal it expects. Use it as a
+    context manager: the match rules are in place when `__enter__` returns.
+    """
+
+    def __init__(self, address: str, rules: Sequence[str] = (SERVICE_SIGNALS,)) -> None:
+        self.address = address
+        self.rules = tuple(rules)
+        self._signals: list[Message] = []
+        self._lock = threading.Lock()
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._bus: MessageBus | None = None
+
+    def __enter__(self) -> BusMonitor:
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._subscribe(), self._loop).result(DEFAULT_TIMEOUT)
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._bus is not None:
+            self._loop.call_soon_threadsafe(self._bus.disconnect)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(DEFAULT_TIMEOUT)
+        self._loop.close()
+
+    async def _subscribe(self) -> None:
+        from dbus_fast import Message, MessageType
+        from dbus_fast.aio import MessageBus
+
+        bus = await MessageBus(bus_address=self.address).connect()
+        bus.add_message_handler(self._record)
+        for rule in self.rules:
+            reply = await bus.call(
+                Message(
+                    destination="org.freedesktop.DBus",
+                    path="/org/freedesktop/DBus",
+                    interface="org.freedesktop.DBus",
+                    member="AddMatch",
+                    signature="s",
+                    body=[rule],
+                )
+            )
+            assert reply is not None and reply.message_type is MessageType.METHOD_RETURN, (
+                f"AddMatch {rule!r} was refused: {reply and reply.body}"
+            )
+        self._bus = bus
+
+    def _record(self, message: Message) -> None:
+        from dbus_fast import MessageType
+
+        if message.message_type is MessageType.SIGNAL:
+            with self._lock:
+                self._signals.append(message)
+
+    def signals(
+        self, member: str | None = None, *, interface: str | None = None, path: str | None = None
+    ) -> list[Message]:
+        """Every signal recorded so far, optionally only those matching all given fields."""
+        with self._lock:
+            recorded = list(self._signals)
+        return [
+            m
+            for m in recorded
+            if (member is None or m.member == member)
+            and (interface is None or m.interface == interface)
+            and (path is None or m.path == path)
+        ]
+
+    def wait_signal(
+        self,
+        member: str,
+        accept: Callable[[Message], bool] = lambda _m: True,
+        *,
+        interface: str | None = None,
+        path: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> Message:
+        """The first recorded signal `member` (on `interface`/`path`) that `accept` approves."""
+
+        def found() -> Message | None:
+            for message in self.signals(member, interface=interface, path=path):
+                if accept(message):
+                    return message
+            return None
+
+        return wait_for(found, timeout, what=f"signal {member} on {path or 'any path'}")
+
+
+# -- refusals -------------------------------------------------------------------
+
+ERROR_PREFIX = "org.mux.Mux1.Error."
+
+
+def private_dirs(service: Service) -> list[str]:
+    """Directories of the service's own that no error message may reveal."""
+    return [str(service.runtime), str(service.xdg_runtime), str(service.state),
+            str(service.config_home)]
+
+
+def assert_readable_message(service: Service, message: str) -> None:
+    """An error message a person can act on: words, no traceback, no private path."""
+    assert message.strip(), "the error message is empty"
+    for leak in ("Traceback", 'File "', "[Errno", "Errno ", "<built-in", "object at 0x"):
+        assert leak not in message, f"error message leaks {leak!r}: {message!r}"
+    for directory in private_dirs(service):
+        assert directory not in message, f"error message names {directory}: {message!r}"
+
+
+def assert_answers(service: Service) -> None:
+    """muxd is still running and answers a call."""
+    assert service.process is not None
+    assert service.process.poll() is None, (
+        f"muxd exited with {service.process.returncode}:\n{service.log()}"
+    )
+    (entries,) = service.call("ListPanes")
+    assert isinstance(entries, list)
+
+
+def refused(
+    service: Service, error: str, member: str, signature: str = "", body: list[Any] | None = None,
+    **kwargs: Any,
+) -> RemoteError:
+    """Make a call through our client that must be refused with `org.mux.Mux1.Error.<error>`.
+
+    Checks the message too, and that the service still runs and answers afterwards.
+    """
+    from muxctl.errors import RemoteError
+
+    try:
+        reply = service.call(member, signature, body, **kwargs)
+    except RemoteError as e:
+        assert e.dbus_name == ERROR_PREFIX + error, (
+            f"{member} was refused with {e.dbus_name} ({e.message!r}), expected {error}"
+        )
+        assert e.name == error
+        assert_readable_message(service, e.message)
+        assert_answers(service)
+        return e
+    raise AssertionError(f"{member}{body!r} succeeded ({reply!r}); expected {error}")
+
+
+def gdbus_refused(service: Service, error: str, method: str, *args: str,
+                  path: str = "/org/mux/Mux1") -> str:
+    """The same as `refused`, through gdbus: returns the error message."""
+    result = service.gdbus_call(method, *args, path=path, check=False)
+    assert result.returncode != 0, f"gdbus {method} {args} succeeded: {result.stdout}"
+    marker = f"GDBus.Error:{ERROR_PREFIX}{error}: "
+    assert marker in result.stderr, f"gdbus {method} {args}: expected {error}, got {result.stderr}"
+    message = result.stderr.split(marker, 1)[1].strip()
+    assert_readable_message(service, message)
+    assert_answers(service)
+    return message

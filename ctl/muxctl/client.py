@@ -6,11 +6,11 @@ background itself, the way a tmux client starts its server.
 """
 
 import asyncio
+import fcntl
 import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from dbus_fast import Message, MessageType
@@ -22,6 +22,8 @@ from mux.protocol.names import BUS_NAME, MANAGER_INTERFACE, ROOT_PATH
 from muxctl.errors import CtlError, RemoteError
 
 START_TIMEOUT_SECONDS = 15.0
+EX_ALREADY_RUNNING = 75  # muxd's status when another muxd holds the instance lock
+MAX_STARTS = 5
 POLL_SECONDS = 0.02
 
 # Replies that mean "nobody owns the name and the bus could not activate it".
@@ -110,52 +112,96 @@ async def _ping(bus: MessageBus) -> str | None:
     return None
 
 
-def start_daemon(paths: Paths) -> "subprocess.Popen[bytes]":
-    """Start muxd in the background, detached from this terminal, logging to the runtime dir."""
-    try:
-        ensure_runtime_dir(paths)
-    except RuntimeDirError as e:
-        raise CtlError(f"cannot start muxd: {e}") from None
-    log_fd = os.open(paths.daemon_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    try:
-        return subprocess.Popen(
-            [sys.executable, "-m", "mux"],
-            stdin=subprocess.DEVNULL,
-            stdout=log_fd,
-            stderr=log_fd,
-            cwd="/",
-            start_new_session=True,
-            close_fds=True,
-        )
-    finally:
-        os.close(log_fd)
+class Starter:
+    """A muxd this muxctl started, and where its log begins."""
+
+    def __init__(self, paths: Paths) -> None:
+        self.paths = paths
+        try:
+            ensure_runtime_dir(paths)
+        except RuntimeDirError as e:
+            raise CtlError(f"cannot start muxd: {e}") from None
+        log_fd = os.open(paths.daemon_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+        try:
+            self.log_offset = os.fstat(log_fd).st_size
+            self.process = _spawn_daemon(log_fd)
+        finally:
+            os.close(log_fd)
+        self.starts = 1
+
+    def check_alive(self) -> None:
+        """Raise if our muxd died — unless another muxd holds the instance lock.
+
+        Several muxctl calls may start muxd at once; all but one muxd then exit
+        ("already running"), and their muxctl waits for the winner instead.
+        """
+        if self.process.poll() is None or _instance_lock_held(self.paths):
+            return
+        if self.process.returncode == EX_ALREADY_RUNNING and self.starts < MAX_STARTS:
+            # The muxd that held the lock is gone without serving: start another.
+            log_fd = os.open(self.paths.daemon_log, os.O_WRONLY | os.O_APPEND)
+            try:
+                self.process = _spawn_daemon(log_fd)
+            finally:
+                os.close(log_fd)
+            self.starts += 1
+            return
+        raise self._failure()
+
+    def _failure(self) -> CtlError:
+        lines: list[str] = []
+        try:
+            with open(self.paths.daemon_log, "rb") as log:
+                log.seek(self.log_offset)
+                text = log.read(8192).decode(errors="replace")
+            lines = [line.strip() for line in text.splitlines() if line.strip()]
+        except OSError:
+            pass
+        detail = (": " + "; ".join(lines[-5:])) if lines else ""
+        status = self.process.returncode
+        return CtlError(f"muxd exited with status {status} while starting{detail}")
 
 
-def _startup_failure(paths: Paths, process: "subprocess.Popen[bytes]") -> CtlError:
-    tail = ""
+def _instance_lock_held(paths: Paths) -> bool:
     try:
-        lines = Path(paths.daemon_log).read_text(errors="replace").strip().splitlines()
-        tail = lines[-1] if lines else ""
+        fd = os.open(paths.lock_file, os.O_RDONLY)
     except OSError:
-        pass
-    detail = f": {tail}" if tail else ""
-    return CtlError(f"muxd exited with status {process.returncode} while starting{detail}")
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # closing drops a lock we may have taken
+    return False
+
+
+def _spawn_daemon(log_fd: int) -> "subprocess.Popen[bytes]":
+    """muxd in the background, detached from this terminal, logging to the runtime dir."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "mux"],
+        stdin=subprocess.DEVNULL,
+        stdout=log_fd,
+        stderr=log_fd,
+        cwd="/",
+        start_new_session=True,
+        close_fds=True,
+    )
 
 
 async def connect(*, autostart: bool = True, environ: dict[str, str] | None = None) -> MuxClient:
     """A client connected to a bus on which the service answers."""
     paths = resolve_paths(environ)
     choice = choose_bus(paths, environ)
-    process: subprocess.Popen[bytes] | None = None
+    starter: Starter | None = None
 
     if choice.kind is BusKind.PRIVATE and not socket_answers(paths.private_bus):
         if not autostart:
             raise CtlError("mux is not running (no bus found, and --no-start was given)")
-        process = start_daemon(paths)
+        starter = Starter(paths)
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
         while not socket_answers(paths.private_bus):
-            if process.poll() is not None:
-                raise _startup_failure(paths, process)
+            starter.check_alive()
             if time.monotonic() > deadline:
                 raise CtlError("muxd did not start its bus within 15 seconds")
             await asyncio.sleep(POLL_SECONDS)
@@ -168,16 +214,18 @@ async def connect(*, autostart: bool = True, environ: dict[str, str] | None = No
     if error not in NOT_RUNNING_ERRORS:
         client.close()
         raise CtlError(f"the mux service does not answer: {error}")
-    if process is None:
+    if starter is None:
         if not autostart:
             client.close()
             raise CtlError("mux is not running (and --no-start was given)")
-        process = start_daemon(paths)
+        starter = Starter(paths)
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
     while not await _name_has_owner(bus):
-        if process.poll() is not None:
+        try:
+            starter.check_alive()
+        except CtlError:
             client.close()
-            raise _startup_failure(paths, process)
+            raise
         if time.monotonic() > deadline:
             client.close()
             raise CtlError("muxd did not appear on the bus within 15 seconds")

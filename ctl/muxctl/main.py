@@ -42,10 +42,17 @@ async def _run(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    import asyncio
-
     try:
+        check = getattr(args.handler, "check", None)
+        if check is not None:
+            check(args)  # a usage error must not start muxd
+        import asyncio
+
         return asyncio.run(_run(args))
+    except BrokenPipeError:
+        # Our reader went away (`muxctl ls | head -1`): stop quietly, like cat.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + 13
     except CtlError as e:
         print(f"muxctl: {e.message}", file=sys.stderr)
         return e.exit_status

@@ -24,10 +24,17 @@ log = logging.getLogger("mux")
 
 EX_CONFIG = 78  # sysexits.h; systemd shows it as "CONFIG"
 EX_UNAVAILABLE = 69
+EX_ALREADY_RUNNING = 75  # EX_TEMPFAIL: another muxd holds the instance lock; try later
 
 
 class StartupError(Exception):
     """Something a person must fix before the service can start; no traceback."""
+
+    exit_status = EX_UNAVAILABLE
+
+
+class AlreadyRunning(StartupError):
+    exit_status = EX_ALREADY_RUNNING
 
 
 def _take_instance_lock(paths: Paths) -> IO[bytes]:
@@ -36,7 +43,7 @@ def _take_instance_lock(paths: Paths) -> IO[bytes]:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         lock.close()
-        raise StartupError(
+        raise AlreadyRunning(
             f"another muxd is already running for this user ({paths.runtime})"
         ) from None
     return lock
@@ -160,9 +167,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         ensure_runtime_dir(paths)
         lock = _take_instance_lock(paths)
-    except (RuntimeDirError, StartupError) as e:
+    except RuntimeDirError as e:
         print(f"muxd: {e}", file=sys.stderr)
         return EX_UNAVAILABLE
+    except StartupError as e:
+        print(f"muxd: {e}", file=sys.stderr)
+        return e.exit_status
     except OSError as e:
         print(f"muxd: cannot prepare {paths.runtime}: {e.strerror}", file=sys.stderr)
         return EX_UNAVAILABLE
@@ -170,6 +180,6 @@ def main(argv: list[str] | None = None) -> int:
         return asyncio.run(Daemon(settings, paths).run())
     except StartupError as e:
         print(f"muxd: {e}", file=sys.stderr)
-        return EX_UNAVAILABLE
+        return e.exit_status
     finally:
         lock.close()

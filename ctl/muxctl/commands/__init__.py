@@ -1,4 +1,5 @@
-"""One module per verb, each exporting NAME, HELP, add_arguments() and run().
+"""One module per verb, each exporting NAME, HELP, add_arguments() and run(),
+and optionally check(), which muxctl calls before it connects or starts muxd.
 
 The verbs are listed once, in `COMMANDS`, in the order `--help` shows them.
 """

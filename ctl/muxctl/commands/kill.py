@@ -3,6 +3,7 @@
 import argparse
 from typing import TYPE_CHECKING
 
+from muxctl.arguments import pane_id
 from muxctl.output import print_json
 
 if TYPE_CHECKING:
@@ -13,7 +14,7 @@ HELP = "close a pane unconditionally"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("id", type=int, help="pane id")
+    parser.add_argument("id", type=pane_id, help="pane id")
 
 
 async def run(args: argparse.Namespace, client: "MuxClient") -> int:

@@ -7,6 +7,7 @@ unconditional kill.
 import argparse
 from typing import TYPE_CHECKING
 
+from muxctl.arguments import pane_id
 from muxctl.errors import EXIT_USAGE, CtlError
 from muxctl.output import print_json
 
@@ -18,7 +19,7 @@ HELP = "close a pane only if the instance token matches and the conditions hold"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("id", type=int, help="pane id")
+    parser.add_argument("id", type=pane_id, help="pane id")
     parser.add_argument("--instance", metavar="HEX", default="", help="instance token, in hex")
     parser.add_argument(
         "--unattached-since-spawn",
@@ -27,14 +28,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-async def run(args: argparse.Namespace, client: "MuxClient") -> int:
+def check(args: argparse.Namespace) -> None:
     try:
-        instance = bytes.fromhex(args.instance)
+        args.instance_bytes = bytes.fromhex(args.instance)
     except ValueError:
         message = f"--instance must be hexadecimal, got {args.instance!r}"
         raise CtlError(message, EXIT_USAGE) from None
+
+
+async def run(args: argparse.Namespace, client: "MuxClient") -> int:
     conditions = ["UNATTACHED_SINCE_SPAWN"] if args.unattached_since_spawn else []
-    await client.call("KillIf", "tayas", [args.id, instance, conditions])
+    await client.call("KillIf", "tayas", [args.id, args.instance_bytes, conditions])
     if args.json:
         print_json({"id": args.id, "killed": True})
     return 0

@@ -4,6 +4,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from muxctl.arguments import pane_id
 from muxctl.errors import EXIT_USAGE, CtlError
 from muxctl.output import print_json
 
@@ -15,15 +16,18 @@ HELP = "send text to a pane's terminal, as if typed"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("id", type=int, help="pane id")
+    parser.add_argument("id", type=pane_id, help="pane id")
     parser.add_argument("text", nargs="?", help="the text (UTF-8)")
     parser.add_argument("--enter", action="store_true", help="press Enter after the text")
     parser.add_argument("--stdin", action="store_true", help="send what standard input holds")
 
 
-async def run(args: argparse.Namespace, client: "MuxClient") -> int:
+def check(args: argparse.Namespace) -> None:
     if args.stdin == (args.text is not None):
         raise CtlError("give either TEXT or --stdin", EXIT_USAGE)
+
+
+async def run(args: argparse.Namespace, client: "MuxClient") -> int:
     data = sys.stdin.buffer.read() if args.stdin else args.text.encode()
     if args.enter:
         data += b"\r"

@@ -3,6 +3,7 @@
 import argparse
 from typing import TYPE_CHECKING
 
+from muxctl.arguments import pane_id
 from muxctl.output import print_json
 
 if TYPE_CHECKING:
@@ -13,7 +14,7 @@ HELP = "send a signal (TERM, HUP, INT, KILL, ...) to the pane's foreground job"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("id", type=int, help="pane id")
+    parser.add_argument("id", type=pane_id, help="pane id")
     parser.add_argument("signal", help="signal name, e.g. TERM or INT")
 
 

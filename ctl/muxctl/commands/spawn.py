@@ -4,6 +4,7 @@ import argparse
 import os
 from typing import TYPE_CHECKING, Any
 
+from muxctl.arguments import window_id
 from muxctl.errors import EXIT_USAGE, CtlError
 from muxctl.output import print_json
 
@@ -19,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--cwd", metavar="DIR", help="working directory (default: the current directory)"
     )
     parser.add_argument("--title", metavar="T", help="pane title")
-    parser.add_argument("--window", metavar="W", type=int, default=0, help="add to window W")
+    parser.add_argument("--window", metavar="W", type=window_id, default=0, help="add to window W")
     parser.add_argument("--rows", type=int, help="terminal rows")
     parser.add_argument("--cols", type=int, help="terminal columns")
     parser.add_argument(
@@ -37,6 +38,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD", help="program")
 
 
+def _working_directory(cwd: str | None) -> str:
+    try:
+        return os.path.abspath(cwd) if cwd else os.getcwd()
+    except FileNotFoundError:
+        raise CtlError(
+            "the current directory no longer exists; give the pane one with --cwd"
+        ) from None
+
+
+def check(args: argparse.Namespace) -> None:
+    """Everything that can be wrong with the arguments, before connecting."""
+    args.options = build_options(args)
+
+
 def build_options(args: argparse.Namespace) -> dict[str, Any]:
     from dbus_fast import Variant
 
@@ -50,12 +65,10 @@ def build_options(args: argparse.Namespace) -> dict[str, Any]:
             raise CtlError("give either --shell or a command, not both", EXIT_USAGE)
     if args.shell:
         options["shell"] = Variant("s", args.shell)
-    options["cwd"] = Variant("s", os.path.abspath(args.cwd) if args.cwd else os.getcwd())
+    options["cwd"] = Variant("s", _working_directory(args.cwd))
     if args.title is not None:
         options["title"] = Variant("s", args.title)
     if args.window:
-        if args.window < 0:
-            raise CtlError("--window takes a window id (a positive number)", EXIT_USAGE)
         options["window"] = Variant("t", args.window)
     for name in ("rows", "cols"):
         value = getattr(args, name)
@@ -79,7 +92,7 @@ def build_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def run(args: argparse.Namespace, client: "MuxClient") -> int:
-    pane_id, instance, path = await client.call("Spawn", "a{sv}", [build_options(args)])
+    pane_id, instance, path = await client.call("Spawn", "a{sv}", [args.options])
     if args.json:
         result: dict[str, Any] = {"id": pane_id, "path": path}
         if instance:

@@ -1,0 +1,23 @@
+"""Argument types shared by the verbs: checked before muxctl connects or starts anything."""
+
+import argparse
+
+UINT64_MAX = (1 << 64) - 1
+
+
+def pane_id(text: str) -> int:
+    """A pane id: a whole number that fits D-Bus type `t`."""
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a pane id is a whole number, got {text!r}") from None
+    if not 0 <= value <= UINT64_MAX:
+        raise argparse.ArgumentTypeError(f"a pane id is between 0 and {UINT64_MAX}, got {text}")
+    return value
+
+
+def window_id(text: str) -> int:
+    try:
+        return pane_id(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"a window id is a whole number, got {text!r}") from None
