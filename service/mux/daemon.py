@@ -15,6 +15,7 @@ from typing import IO, TYPE_CHECKING
 from mux import __version__
 from mux.busaddr import BusKind, choose_bus, socket_answers
 from mux.config import ConfigError, Settings, load_settings
+from mux.init.fds import make_inherited_fds_close_on_exec
 from mux.paths import Paths, RuntimeDirError, ensure_runtime_dir, resolve_paths
 
 if TYPE_CHECKING:
@@ -153,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--version", action="version", version=f"muxd {__version__}")
     parser.parse_args(argv)
 
+    make_inherited_fds_close_on_exec()
     paths = resolve_paths()
     try:
         settings = load_settings(paths.config_file)

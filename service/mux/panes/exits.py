@@ -7,21 +7,33 @@ SIGCHLD handler that polls the watched children.
 import asyncio
 import os
 import signal
-import subprocess
 from collections.abc import Callable
+from typing import Protocol
 
 ExitCallback = Callable[[int], None]  # receives the status: exit code or -signal
+
+
+class Reapable(Protocol):
+    """A child process: subprocess.Popen or mux.panes.process.ChildProcess."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    def poll(self) -> int | None: ...
 
 
 class ExitWatcher:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
-        self._watched: dict[int, tuple[subprocess.Popen[bytes], ExitCallback, int | None]] = {}
+        self._watched: dict[int, tuple[Reapable, ExitCallback, int | None]] = {}
         self._use_pidfd = hasattr(os, "pidfd_open")
         if not self._use_pidfd:
             loop.add_signal_handler(signal.SIGCHLD, self._poll_all)
 
-    def watch(self, process: "subprocess.Popen[bytes]", callback: ExitCallback) -> None:
+    def watch(self, process: Reapable, callback: ExitCallback) -> None:
         pidfd: int | None = None
         if self._use_pidfd:
             pidfd = os.pidfd_open(process.pid)

@@ -12,12 +12,12 @@ import errno
 import logging
 import os
 import signal
-import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Protocol
 
+from mux.panes.exits import Reapable
 from mux.panes.process import set_window_size
 from mux.protocol.errors import PreconditionFailed, Unavailable
 from mux.protocol.spawn_options import LaunchKind
@@ -59,7 +59,7 @@ class Pane:
         pane_id: int,
         window: int,
         launch: Launch,
-        process: "subprocess.Popen[bytes]",
+        process: "Reapable",
         master_fd: int,
         cwd: str,
         title: str,
@@ -242,11 +242,9 @@ class Pane:
         self._observer.pane_changed(self, ("Rows", "Cols"))
 
     def foreground_process_group(self) -> int:
-        fd = self._require_terminal("signal it")
-        try:
-            return os.tcgetpgrp(fd)
-        except OSError:
-            return self.pid  # the session leader's own group
+        self._require_terminal("signal it")
+        pgid = self._foreground_group_or_none()
+        return self.pid if pgid is None else pgid  # else the session leader's own group
 
     def send_signal(self, signum: signal.Signals) -> None:
         pgid = self.foreground_process_group()
@@ -290,6 +288,9 @@ class Pane:
         if self._master_fd is None:
             return None
         try:
-            return os.tcgetpgrp(self._master_fd)
+            pgid = os.tcgetpgrp(self._master_fd)
         except OSError:
             return None
+        # 0 means "no foreground group" (the session leader just exited);
+        # killpg(0) would signal mux's own process group.
+        return pgid if pgid > 0 else None

@@ -1,16 +1,26 @@
 """Starting a program on a new PTY: new session, controlling terminal, size, cwd, env.
 
 Every check that can fail for a reason a person can fix (missing program,
-missing directory, permissions) happens before the fork, so the error can say
-exactly what was wrong; the messages name only what the client gave us.
+missing directory, permissions) happens before the process is created, so the
+error can say exactly what was wrong; the messages name only what the client
+gave us.
+
+On Linux the child is created with posix_spawn (vfork-fast, no Python code in
+the child): POSIX_SPAWN_SETSID makes it a session leader before the file
+actions run, so opening the PTY's slave as fd 0 makes it the controlling
+terminal. posix_spawn has no chdir, so the parent changes its own working
+directory around the call; that is safe because the service runs no threads.
+Elsewhere, subprocess with a preexec_fn that issues TIOCSCTTY.
 """
 
 import fcntl
 import os
 import shutil
+import signal
 import stat
 import struct
 import subprocess
+import sys
 import termios
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -60,10 +70,94 @@ def _take_controlling_terminal() -> None:
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
+# Dispositions a program must not inherit: Python ignores SIGPIPE and SIGXFSZ,
+# and an ignored signal stays ignored across exec.
+_DEFAULT_SIGNALS = frozenset(signal.Signals) - {signal.SIGKILL, signal.SIGSTOP}
+
+
+class ChildProcess:
+    """A child we reap ourselves; `returncode` is the exit code, or minus the signal."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            try:
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+            except ChildProcessError:
+                return self.returncode
+            if pid == self.pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+
 @dataclass(frozen=True)
 class StartedProcess:
-    process: "subprocess.Popen[bytes]"
+    process: "ChildProcess | subprocess.Popen[bytes]"
     master_fd: int
+
+
+def _spawn_failed(argv0: str, error: OSError) -> SpawnFailed:
+    if isinstance(error, PermissionError):
+        reason = "permission denied"
+    elif isinstance(error, FileNotFoundError):
+        reason = "the program or its interpreter was not found"
+    elif error.errno:
+        reason = os.strerror(error.errno).lower()
+    else:
+        reason = "unknown reason"
+    return SpawnFailed(f"the program {argv0} could not be started ({reason})")
+
+
+def _posix_spawn_on(
+    slave_path: str, program: str, argv: Sequence[str], env: Mapping[str, str], cwd: str
+) -> ChildProcess:
+    # Every fd of the service is close-on-exec (PEP 446, and the start-up sweep
+    # in mux.init.fds), so only these three reach the program.
+    actions = [
+        (os.POSIX_SPAWN_OPEN, 0, slave_path, os.O_RDWR, 0),
+        (os.POSIX_SPAWN_DUP2, 0, 1),
+        (os.POSIX_SPAWN_DUP2, 0, 2),
+    ]
+    here = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        try:
+            os.chdir(cwd)
+        except OSError:
+            raise SpawnFailed(f"the directory {cwd} cannot be entered") from None
+        pid = os.posix_spawn(
+            program,
+            list(argv),
+            dict(env),
+            file_actions=actions,
+            setsid=True,
+            setsigmask=(),
+            setsigdef=_DEFAULT_SIGNALS,
+        )
+    finally:
+        os.fchdir(here)
+        os.close(here)
+    return ChildProcess(pid)
+
+
+def _popen_on(
+    slave: int, program: str, argv: Sequence[str], env: Mapping[str, str], cwd: str
+) -> "subprocess.Popen[bytes]":
+    # preexec_fn is safe here: the service runs no threads of its own.
+    return subprocess.Popen(
+        list(argv),
+        executable=program,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        cwd=cwd,
+        env=dict(env),
+        start_new_session=True,
+        preexec_fn=_take_controlling_terminal,  # noqa: PLW1509
+        close_fds=True,
+    )
 
 
 def start_on_pty(
@@ -75,45 +169,30 @@ def start_on_pty(
     rows: int,
     cols: int,
 ) -> StartedProcess:
-    """Fork and exec `program` as the leader of a new session on a new PTY.
+    """Start `program` as the leader of a new session on a new PTY.
 
-    The master is returned non-blocking and close-on-exec; no other fd of the
-    service reaches the child (close_fds). The Popen object must be kept until
-    the process is reaped, or subprocess's own cleanup would reap it behind our
-    back.
+    The master is returned non-blocking and close-on-exec. With subprocess, the
+    Popen object must be kept until the process is reaped, or subprocess's own
+    cleanup would reap it behind our back.
     """
     master, slave = os.openpty()  # both non-inheritable
     try:
         set_window_size(slave, rows, cols)
         os.set_blocking(master, False)
-        # preexec_fn is safe here: the service runs no threads of its own.
-        process = subprocess.Popen(
-            list(argv),
-            executable=program,
-            stdin=slave,
-            stdout=slave,
-            stderr=slave,
-            cwd=cwd,
-            env=dict(env),
-            start_new_session=True,
-            preexec_fn=_take_controlling_terminal,  # noqa: PLW1509
-            close_fds=True,
-        )
-    except PermissionError:
-        os.close(master)
-        raise SpawnFailed(
-            f"the program {argv[0]} could not be started (permission denied)"
-        ) from None
-    except FileNotFoundError:
-        os.close(master)
-        raise SpawnFailed(f"the program {argv[0]} could not be started (not found)") from None
+        process: ChildProcess | subprocess.Popen[bytes]
+        if sys.platform == "linux":
+            process = _posix_spawn_on(os.ttyname(slave), program, argv, env, cwd)
+        else:
+            process = _popen_on(slave, program, argv, env, cwd)
     except OSError as e:
         os.close(master)
-        reason = os.strerror(e.errno).lower() if e.errno else "unknown reason"
-        raise SpawnFailed(f"the program {argv[0]} could not be started ({reason})") from None
+        raise _spawn_failed(argv[0], e) from None
     except subprocess.SubprocessError:
         os.close(master)
         raise SpawnFailed(f"the program {argv[0]} could not be given its terminal") from None
+    except SpawnFailed:
+        os.close(master)
+        raise
     finally:
         os.close(slave)
     return StartedProcess(process=process, master_fd=master)
