@@ -45,8 +45,8 @@ class Settings(BaseSettings):
     max_input_backlog_bytes: int = Field(
         default=32 << 20, ge=4096, description="input accepted but not yet read by a pane"
     )
-    screen_batch_seconds: float = Field(
-        default=0.05, ge=0, le=5, description="how long output may wait before emulation"
+    screen_idle_seconds: float = Field(
+        default=30.0, gt=0, description="free a screen emulator nobody used for this long"
     )
     resurrection: bool = Field(default=True, description="application-resurrection adapter")
     log_level: str = Field(default="INFO", pattern="^(DEBUG|INFO|WARNING|ERROR)$")

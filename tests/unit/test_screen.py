@@ -43,3 +43,65 @@ def test_invalid_utf8_is_replaced_not_raised() -> None:
     screen = Screen(rows=2, cols=10)
     screen.feed(b"a\xff\xfeb")
     assert screen.lines()[0].startswith("a")
+
+
+SEQUENCES = [
+    "hello",
+    "\r\n",
+    "\x1b[31m",
+    "\x1b[0m",
+    "\x1b[2J",
+    "\x1b[H",
+    "\x1b[5;10H",
+    "\x1b[?1049h",
+    "\x1b[?1049l",
+    "\x1b[2;5r",
+    "\x1b[1;44m",
+    "wide世界",
+    "\x1b[K",
+    "\x1b[?25l",
+    "\x1b(0lqk\x1b(B",
+    "\t",
+    "\x1b[3@",
+    "\x1b[2M",
+    "\x1bD",
+    "\x1bM",
+    "\x1b7",
+    "\x1b8",
+    "x" * 90,
+    "\x1b[?7l",
+    "\x1b[?7h",
+    "\x1b[4h",
+    "\x1b[4l",
+    "\x1b[?6h",
+    "\x1b[?6l",
+]
+
+
+@given(
+    st.lists(st.sampled_from(SEQUENCES), max_size=40),
+    st.lists(st.sampled_from(SEQUENCES), max_size=10),
+)
+def test_hibernation_loses_nothing(before: list[str], after: list[str]) -> None:
+    """A hibernated screen, woken up, is the same and goes on the same."""
+    awake = Screen(rows=6, cols=20)
+    sleeper = Screen(rows=6, cols=20)
+    for screen in (awake, sleeper):
+        screen.feed("".join(before).encode())
+    sleeper.hibernate()
+    assert not sleeper.is_live
+    for screen in (awake, sleeper):
+        screen.feed("".join(after).encode())
+    assert sleeper.lines() == awake.lines()
+    assert sleeper.repaint() == awake.repaint()
+
+
+def test_no_emulator_until_used() -> None:
+    screen = Screen(rows=24, cols=80)
+    assert not screen.is_live
+    assert screen.lines() == [""] * 24
+    assert screen.is_live
+    screen.hibernate()
+    screen.resize(rows=30, cols=100)
+    assert screen.is_live
+    assert (screen.rows, screen.cols) == (30, 100)

@@ -3,7 +3,8 @@
 Output path (the hot path): read the master, append to the raw scrollback,
 hand the bytes to every output sink, and only queue them for the emulator.
 The emulator catches up in one batch when someone looks at the screen or when
-the queue passes `EMULATION_BATCH_BYTES`, so an unwatched pane costs little.
+the queue passes `EMULATION_BATCH_BYTES`, so an unwatched pane costs little;
+a screen nobody used for `screen_idle_seconds` gives its emulator back.
 """
 
 import asyncio
@@ -157,6 +158,10 @@ class Pane:
         self._pending_emulation.clear()
         self._pending_size = 0
         self.screen.feed(data)
+
+    def hibernate_screen_if_idle_since(self, cutoff: float) -> None:
+        if self.screen.is_live and self.screen.last_used < cutoff:
+            self.screen.hibernate()
 
     def screen_lines(self) -> list[str]:
         self.catch_up_screen()

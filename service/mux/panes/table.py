@@ -12,6 +12,7 @@ import os
 import pwd
 import secrets
 import signal
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Protocol
 
@@ -84,6 +85,21 @@ class PaneTable:
         self._windows: dict[int, set[int]] = {}
         self.exits = ExitWatcher(loop)
         self._observers: list[TableObserver] = []
+        self._idle_sweep = loop.call_later(self._sweep_interval(), self._hibernate_idle_screens)
+
+    # -- memory ---------------------------------------------------------------
+
+    def _sweep_interval(self) -> float:
+        return min(10.0, self.settings.screen_idle_seconds)
+
+    def _hibernate_idle_screens(self) -> None:
+        """Free the emulators of screens nobody has looked at for a while."""
+        cutoff = time.monotonic() - self.settings.screen_idle_seconds
+        for pane in self._panes.values():
+            pane.hibernate_screen_if_idle_since(cutoff)
+        self._idle_sweep = self._loop.call_later(
+            self._sweep_interval(), self._hibernate_idle_screens
+        )
 
     # -- observers ------------------------------------------------------------
 
@@ -213,6 +229,7 @@ class PaneTable:
                 os.killpg(pane.pid, signal.SIGKILL)
 
     def close_all(self) -> None:
+        self._idle_sweep.cancel()
         for pane in list(self._panes.values()):
             self.close(pane.id)
 
