@@ -46,7 +46,7 @@ class Settings(BaseSettings):
         default=32 << 20, ge=4096, description="input accepted but not yet read by a pane"
     )
     screen_idle_seconds: float = Field(
-        default=30.0, gt=0, description="free a screen emulator nobody used for this long"
+        default=10.0, gt=0, description="free a screen emulator nobody used for this long"
     )
     resurrection: bool = Field(default=True, description="application-resurrection adapter")
     log_level: str = Field(default="INFO", pattern="^(DEBUG|INFO|WARNING|ERROR)$")

@@ -159,9 +159,11 @@ class Pane:
         self._pending_size = 0
         self.screen.feed(data)
 
-    def hibernate_screen_if_idle_since(self, cutoff: float) -> None:
+    def hibernate_screen_if_idle_since(self, cutoff: float) -> bool:
         if self.screen.is_live and self.screen.last_used < cutoff:
             self.screen.hibernate()
+            return True
+        return False
 
     def screen_lines(self) -> list[str]:
         self.catch_up_screen()

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Protocol
 
 from mux.config import Settings
+from mux.init.memory import release_free_memory
 from mux.panes.environment import pane_environment
 from mux.panes.exits import ExitWatcher
 from mux.panes.pane import Launch, Pane, PaneObserver
@@ -95,8 +96,9 @@ class PaneTable:
     def _hibernate_idle_screens(self) -> None:
         """Free the emulators of screens nobody has looked at for a while."""
         cutoff = time.monotonic() - self.settings.screen_idle_seconds
-        for pane in self._panes.values():
-            pane.hibernate_screen_if_idle_since(cutoff)
+        hibernated = [p for p in self._panes.values() if p.hibernate_screen_if_idle_since(cutoff)]
+        if hibernated:
+            release_free_memory()
         self._idle_sweep = self._loop.call_later(
             self._sweep_interval(), self._hibernate_idle_screens
         )
