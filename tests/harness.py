@@ -134,6 +134,9 @@ class Service:
             stdout=log,
             stderr=log,
             cwd="/",
+            # Like systemd and muxctl's autostart: muxd leads its own session,
+            # so no signal meant for its group can reach the test runner.
+            start_new_session=True,
         )
         log.close()
         if wait:
@@ -240,12 +243,24 @@ class Service:
             raise AssertionError(f"busctl {' '.join(args)} failed: {result.stderr}")
         return result
 
-    def gdbus_call(self, method: str, *args: str, path: str = "/org/mux/Mux1",
-                   check: bool = True) -> subprocess.CompletedProcess[str]:
+    def gdbus_call(
+        self, method: str, *args: str, path: str = "/org/mux/Mux1", check: bool = True
+    ) -> subprocess.CompletedProcess[str]:
         """`method` is fully qualified, e.g. org.mux.Mux1.Manager.Spawn."""
         result = subprocess.run(
-            ["gdbus", "call", "--address", self.bus_address, "--dest", "org.mux.Mux1",
-             "--object-path", path, "--method", method, *args],
+            [
+                "gdbus",
+                "call",
+                "--address",
+                self.bus_address,
+                "--dest",
+                "org.mux.Mux1",
+                "--object-path",
+                path,
+                "--method",
+                method,
+                *args,
+            ],
             check=False,
             capture_output=True,
             text=True,
@@ -255,24 +270,40 @@ class Service:
             raise AssertionError(f"gdbus {method} failed: {result.stderr}")
         return result
 
-    def call(self, member: str, signature: str = "", body: list[Any] | None = None,
-             **kwargs: Any) -> list[Any]:
-        """One method call through our own client library; raises RemoteError on refusal."""
+    @contextmanager
+    def environment(self) -> Iterator[None]:
+        """This service's environment in os.environ, for our client's bus discovery."""
         env_backup = dict(os.environ)
         os.environ.clear()
         os.environ.update(self.env)
         try:
-            return asyncio.run(_call(member, signature, body or [], kwargs))
+            yield
         finally:
             os.environ.clear()
             os.environ.update(env_backup)
+
+    def call(
+        self, member: str, signature: str = "", body: list[Any] | None = None, **kwargs: Any
+    ) -> list[Any]:
+        """One method call through our own client library; raises RemoteError on refusal."""
+        with self.environment():
+            return asyncio.run(_call(member, signature, body or [], kwargs))
 
     def spawn(self, argv: list[str] | None = None, **options: Any) -> int:
         """Spawn through our client; options are (signature, value) pairs or plain values."""
         from dbus_fast import Variant
 
-        types = {"cwd": "s", "title": "s", "window": "t", "rows": "q", "cols": "q",
-                 "env": "a{ss}", "shell": "s", "bind_instance": "b", "resurrection": "b"}
+        types = {
+            "cwd": "s",
+            "title": "s",
+            "window": "t",
+            "rows": "q",
+            "cols": "q",
+            "env": "a{ss}",
+            "shell": "s",
+            "bind_instance": "b",
+            "resurrection": "b",
+        }
         opts: dict[str, Variant] = {}
         if argv is not None:
             opts["argv"] = Variant("as", argv)
@@ -471,7 +502,9 @@ class BusMonitor:
                     return message
             return None
 
-        return wait_for(found, timeout, what=f"signal {member} on {path or 'any path'}")
+        message = wait_for(found, timeout, what=f"signal {member} on {path or 'any path'}")
+        assert message is not None
+        return message
 
 
 # -- refusals -------------------------------------------------------------------
@@ -481,8 +514,12 @@ ERROR_PREFIX = "org.mux.Mux1.Error."
 
 def private_dirs(service: Service) -> list[str]:
     """Directories of the service's own that no error message may reveal."""
-    return [str(service.runtime), str(service.xdg_runtime), str(service.state),
-            str(service.config_home)]
+    return [
+        str(service.runtime),
+        str(service.xdg_runtime),
+        str(service.state),
+        str(service.config_home),
+    ]
 
 
 def assert_readable_message(service: Service, message: str) -> None:
@@ -505,7 +542,11 @@ def assert_answers(service: Service) -> None:
 
 
 def refused(
-    service: Service, error: str, member: str, signature: str = "", body: list[Any] | None = None,
+    service: Service,
+    error: str,
+    member: str,
+    signature: str = "",
+    body: list[Any] | None = None,
     **kwargs: Any,
 ) -> RemoteError:
     """Make a call through our client that must be refused with `org.mux.Mux1.Error.<error>`.
@@ -527,8 +568,9 @@ def refused(
     raise AssertionError(f"{member}{body!r} succeeded ({reply!r}); expected {error}")
 
 
-def gdbus_refused(service: Service, error: str, method: str, *args: str,
-                  path: str = "/org/mux/Mux1") -> str:
+def gdbus_refused(
+    service: Service, error: str, method: str, *args: str, path: str = "/org/mux/Mux1"
+) -> str:
     """The same as `refused`, through gdbus: returns the error message."""
     result = service.gdbus_call(method, *args, path=path, check=False)
     assert result.returncode != 0, f"gdbus {method} {args} succeeded: {result.stdout}"
@@ -538,3 +580,8 @@ def gdbus_refused(service: Service, error: str, method: str, *args: str,
     assert_readable_message(service, message)
     assert_answers(service)
     return message
+
+
+def wait_gone(pid: int, timeout: float = DEFAULT_TIMEOUT, what: str = "") -> None:
+    """Wait until `pid` has ended (a zombie counts as ended: see `pid_alive`)."""
+    wait_for(lambda: not pid_alive(pid), timeout, what or f"process {pid} to end")

@@ -125,7 +125,15 @@ class Daemon:
     async def _shutdown(self, table: "PaneTable") -> None:
         """Hang up every pane like closed terminal windows, then wait for them to go."""
         table.close_all()
-        deadline = time.monotonic() + self.settings.kill_grace_seconds + 1.0
+        await self._wait_for_exits(table, self.settings.kill_grace_seconds)
+        if table.running_processes():
+            table.kill_closing()
+            await self._wait_for_exits(table, 2.0)
+
+    @staticmethod
+    async def _wait_for_exits(table: "PaneTable", seconds: float) -> None:
+        # Exits arrive through the loop (pidfd readers), so poll it, not the kernel.
+        deadline = time.monotonic() + seconds
         while table.running_processes() and time.monotonic() < deadline:
             await asyncio.sleep(0.02)
 

@@ -5,12 +5,25 @@ from tests.harness import Service, wait_for
 
 def test_busctl_spawn_then_muxctl_capture(service: Service) -> None:
     out = service.busctl(
-        "call", "org.mux.Mux1", "/org/mux/Mux1", "org.mux.Mux1.Manager", "Spawn",
-        "a{sv}", "1", "argv", "as", "3", "sh", "-c", "echo hello-from-busctl; exec sleep 60",
+        "call",
+        "org.mux.Mux1",
+        "/org/mux/Mux1",
+        "org.mux.Mux1.Manager",
+        "Spawn",
+        "a{sv}",
+        "1",
+        "argv",
+        "as",
+        "3",
+        "sh",
+        "-c",
+        "echo hello-from-busctl; exec sleep 60",
     ).stdout
     assert out.startswith("tayo 1 0 ")
-    wait_for(lambda: "hello-from-busctl" in service.muxctl("capture", "1").stdout,
-             what="the output in muxctl capture")
+    wait_for(
+        lambda: "hello-from-busctl" in service.muxctl("capture", "1").stdout,
+        what="the output in muxctl capture",
+    )
 
 
 def test_private_bus_when_no_session_bus(private_service: Service) -> None:

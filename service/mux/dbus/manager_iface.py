@@ -17,7 +17,7 @@ from mux.panes.table import PaneTable
 from mux.protocol.errors import InvalidArgument, NotSupported
 from mux.protocol.names import MANAGER_INTERFACE, pane_path
 from mux.protocol.signals import parse_signal
-from mux.protocol.spawn_options import parse_spawn_options
+from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS, check_size, parse_spawn_options
 
 FEATURES = 0  # CONDITIONAL_KILL arrives with the KillIf issue
 
@@ -121,9 +121,7 @@ class ManagerInterface(ServiceInterface):
     @replies_with_dbus_errors
     def Resize(self, pane_id: T, rows: Q, cols: Q) -> None:
         pane = self.table.get(pane_id)
-        if rows < 1 or cols < 1:
-            raise InvalidArgument(f"a pane needs at least 1 row and 1 column, got {rows}x{cols}")
-        pane.resize(rows, cols)
+        pane.resize(check_size("rows", rows, MAX_ROWS), check_size("cols", cols, MAX_COLS))
 
     @dbus_method()
     @replies_with_dbus_errors

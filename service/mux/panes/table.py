@@ -83,6 +83,8 @@ class PaneTable:
         self._service_env = dict(service_env)
         self._loop = loop
         self._panes: dict[int, Pane] = {}
+        # Closed panes whose processes have not exited yet: still ours to reap.
+        self._closing: dict[int, Pane] = {}
         self._windows: dict[int, set[int]] = {}
         self.exits = ExitWatcher(loop)
         self._observers: list[TableObserver] = []
@@ -113,6 +115,11 @@ class PaneTable:
             observer.pane_changed(pane, properties)
 
     def pane_exited(self, pane: Pane) -> None:
+        if self._closing.pop(pane.id, None) is not None:
+            log.info(
+                "closed pane %d: pid %d ended with status %d", pane.id, pane.pid, pane.exit_status
+            )
+            return
         log.info("pane %d (pid %d) exited with status %d", pane.id, pane.pid, pane.exit_status)
         for observer in self._observers:
             observer.pane_exited(pane)
@@ -218,6 +225,7 @@ class PaneTable:
         was_running = pane.is_running
         pane.hang_up()
         if was_running:
+            self._closing[pane_id] = pane
             self._loop.call_later(
                 self.settings.kill_grace_seconds, self._kill_if_still_running, pane
             )
@@ -225,7 +233,7 @@ class PaneTable:
             observer.pane_removed(pane)
 
     def _kill_if_still_running(self, pane: Pane) -> None:
-        if pane.process.returncode is None:
+        if pane.id in self._closing and pane.process.returncode is None:
             log.info("pane %d: pid %d ignored the hangup; killing it", pane.id, pane.pid)
             with contextlib.suppress(OSError):
                 os.killpg(pane.pid, signal.SIGKILL)
@@ -235,5 +243,11 @@ class PaneTable:
         for pane in list(self._panes.values()):
             self.close(pane.id)
 
+    def kill_closing(self) -> None:
+        """SIGKILL every closed pane whose processes still ignore the hangup."""
+        for pane in list(self._closing.values()):
+            self._kill_if_still_running(pane)
+
     def running_processes(self) -> int:
-        return sum(1 for pane in self._panes.values() if pane.process.returncode is None)
+        panes = [*self._panes.values(), *self._closing.values()]
+        return sum(1 for pane in panes if pane.process.returncode is None)

@@ -71,7 +71,8 @@ def _check_env(env: Mapping[str, str]) -> dict[str, str]:
     return dict(env)
 
 
-def _check_size(name: str, value: int, limit: int) -> int:
+def check_size(name: str, value: int, limit: int) -> int:
+    """Rows and columns, for Spawn and Resize alike: the emulator's memory grows with both."""
     if not 1 <= value <= limit:
         raise InvalidArgument(f"option '{name}' must be between 1 and {limit}, got {value}")
     return value
@@ -137,8 +138,8 @@ def parse_spawn_options(options: Mapping[str, tuple[str, object]]) -> SpawnReque
         env=env,
         title=title,
         window=int(values.get("window", 0)),  # type: ignore[call-overload]
-        rows=None if rows is None else _check_size("rows", int(rows), MAX_ROWS),  # type: ignore[call-overload]
-        cols=None if cols is None else _check_size("cols", int(cols), MAX_COLS),  # type: ignore[call-overload]
+        rows=None if rows is None else check_size("rows", int(rows), MAX_ROWS),  # type: ignore[call-overload]
+        cols=None if cols is None else check_size("cols", int(cols), MAX_COLS),  # type: ignore[call-overload]
         bind_instance=bool(values.get("bind_instance", False)),
         resurrection=None if resurrection is None else bool(resurrection),
     )
