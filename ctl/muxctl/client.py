@@ -11,19 +11,21 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
-from dbus_fast import Message, MessageType
+from dbus_fast import Message, MessageFlag, MessageType
 from dbus_fast.aio import MessageBus
 
 from mux.busaddr import BusChoice, BusKind, choose_bus, socket_answers
 from mux.paths import Paths, RuntimeDirError, ensure_runtime_dir, resolve_paths
 from mux.protocol.names import BUS_NAME, MANAGER_INTERFACE, ROOT_PATH
-from muxctl.errors import CtlError, RemoteError
+from muxctl.errors import CtlError, NotRunning, RemoteError
 
 START_TIMEOUT_SECONDS = 15.0
 EX_ALREADY_RUNNING = 75  # muxd's status when another muxd holds the instance lock
 MAX_STARTS = 5
+LOG_ROTATE_BYTES = 1 << 20
 POLL_SECONDS = 0.02
 
 # Replies that mean "nobody owns the name and the bus could not activate it".
@@ -96,14 +98,15 @@ async def _name_has_owner(bus: MessageBus) -> bool:
     return bool(reply and reply.message_type is MessageType.METHOD_RETURN and reply.body[0])
 
 
-async def _ping(bus: MessageBus) -> str | None:
-    """None when the service answers (activating it if the bus can); else the error name."""
+async def _ping(bus: MessageBus, *, activate: bool) -> str | None:
+    """None when the service answers (activated by the bus if allowed); else the error name."""
     reply = await bus.call(
         Message(
             destination=BUS_NAME,
             path=ROOT_PATH,
             interface="org.freedesktop.DBus.Peer",
             member="Ping",
+            flags=MessageFlag.NONE if activate else MessageFlag.NO_AUTOSTART,
         )
     )
     assert reply is not None
@@ -121,6 +124,7 @@ class Starter:
             ensure_runtime_dir(paths)
         except RuntimeDirError as e:
             raise CtlError(f"cannot start muxd: {e}") from None
+        _rotate(paths.daemon_log)
         log_fd = os.open(paths.daemon_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
             self.log_offset = os.fstat(log_fd).st_size
@@ -162,6 +166,15 @@ class Starter:
         return CtlError(f"muxd exited with status {status} while starting{detail}")
 
 
+def _rotate(log: Path) -> None:
+    """Keep the background muxd's log from growing without end: one old copy."""
+    try:
+        if log.stat().st_size > LOG_ROTATE_BYTES:
+            log.replace(log.with_name(log.name + ".1"))
+    except OSError:
+        pass
+
+
 def _instance_lock_held(paths: Paths) -> bool:
     try:
         fd = os.open(paths.lock_file, os.O_RDONLY)
@@ -190,14 +203,19 @@ def _spawn_daemon(log_fd: int) -> "subprocess.Popen[bytes]":
 
 
 async def connect(*, autostart: bool = True, environ: dict[str, str] | None = None) -> MuxClient:
-    """A client connected to a bus on which the service answers."""
+    """A client connected to a bus on which the service answers.
+
+    With autostart, a service that is not running is started: by the bus
+    (D-Bus activation) where it can, else by starting muxd here. Without,
+    NotRunning is raised and nothing is started.
+    """
     paths = resolve_paths(environ)
     choice = choose_bus(paths, environ)
     starter: Starter | None = None
 
     if choice.kind is BusKind.PRIVATE and not socket_answers(paths.private_bus):
         if not autostart:
-            raise CtlError("mux is not running (no bus found, and --no-start was given)")
+            raise NotRunning("mux is not running (no bus answers)")
         starter = Starter(paths)
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
         while not socket_answers(paths.private_bus):
@@ -208,7 +226,7 @@ async def connect(*, autostart: bool = True, environ: dict[str, str] | None = No
 
     bus = await _connect_bus(choice)
     client = MuxClient(bus, choice)
-    error = await _ping(bus)
+    error = await _ping(bus, activate=autostart)
     if error is None:
         return client
     if error not in NOT_RUNNING_ERRORS:
@@ -217,7 +235,9 @@ async def connect(*, autostart: bool = True, environ: dict[str, str] | None = No
     if starter is None:
         if not autostart:
             client.close()
-            raise CtlError("mux is not running (and --no-start was given)")
+            raise NotRunning(
+                f"mux is not running (nothing owns {BUS_NAME} on the {choice.kind} bus)"
+            )
         starter = Starter(paths)
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
     while not await _name_has_owner(bus):

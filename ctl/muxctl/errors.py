@@ -17,6 +17,10 @@ class CtlError(Exception):
         self.exit_status = exit_status
 
 
+class NotRunning(CtlError):
+    """No service answers, and muxctl was told not to start one."""
+
+
 class RemoteError(CtlError):
     """The service refused a call with a named D-Bus error."""
 

@@ -8,7 +8,7 @@ import os
 import sys
 
 from muxctl.commands import COMMANDS
-from muxctl.errors import EXIT_FAILURE, CtlError
+from muxctl.errors import EXIT_FAILURE, CtlError, NotRunning
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -32,7 +32,17 @@ def build_parser() -> argparse.ArgumentParser:
 async def _run(args: argparse.Namespace) -> int:
     from muxctl.client import connect
 
-    client = await connect(autostart=not args.no_start)
+    starts_service = getattr(args.handler, "STARTS_SERVICE", True)
+    try:
+        client = await connect(autostart=starts_service and not args.no_start)
+    except NotRunning as e:
+        report = getattr(args.handler, "report_not_running", None)
+        if report is not None:
+            not_running_status: int = report(args, e)
+            return not_running_status
+        if args.no_start:
+            e.message += "; --no-start was given, so muxctl did not start it"
+        raise
     try:
         status: int = await args.handler.run(args, client)
         return status

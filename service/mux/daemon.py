@@ -169,9 +169,11 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as e:
         print(f"muxd: {e}", file=sys.stderr)
         return EX_CONFIG
+    # The journal stamps each line itself; a log file needs the time written.
+    stamp = "" if os.environ.get("JOURNAL_STREAM") else "%(asctime)s "
     logging.basicConfig(
         level=settings.log_level,
-        format="%(levelname)s %(name)s: %(message)s",
+        format=stamp + "%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
     try:

@@ -1,5 +1,7 @@
 """One module per verb, each exporting NAME, HELP, add_arguments() and run(),
-and optionally check(), which muxctl calls before it connects or starts muxd.
+and optionally check(), which muxctl calls before it connects or starts muxd,
+STARTS_SERVICE = False for verbs that must not start the service, and
+report_not_running(), which answers for such a verb when nothing runs.
 
 The verbs are listed once, in `COMMANDS`, in the order `--help` shows them.
 """

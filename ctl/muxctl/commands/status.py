@@ -10,6 +10,15 @@ if TYPE_CHECKING:
 
 NAME = "status"
 HELP = "show whether mux runs, its version, bus and pane count"
+STARTS_SERVICE = False  # asking whether it runs must not start it
+
+
+def report_not_running(args: argparse.Namespace, error: Exception) -> int:
+    if args.json:
+        print_json({"active": False})
+    else:
+        print(str(error))
+    return 1
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -25,6 +34,7 @@ async def run(args: argparse.Namespace, client: "MuxClient") -> int:
     if args.json:
         print_json(
             {
+                "active": True,
                 "version": version,
                 "features": features,
                 "bus": client.choice.kind.value,
