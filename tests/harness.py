@@ -232,43 +232,17 @@ class Service:
         return result
 
     def busctl(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-        result = subprocess.run(
-            ["busctl", f"--address={self.bus_address}", "--", *args],
-            check=False,
-            capture_output=True,
-            text=True,
-            timeout=30,
+        return _run_tool(
+            ["busctl", f"--address={self.bus_address}", "--", *args], check, f"busctl {args}"
         )
-        if check and result.returncode != 0:
-            raise AssertionError(f"busctl {' '.join(args)} failed: {result.stderr}")
-        return result
 
     def gdbus_call(
         self, method: str, *args: str, path: str = "/org/mux/Mux1", check: bool = True
     ) -> subprocess.CompletedProcess[str]:
         """`method` is fully qualified, e.g. org.mux.Mux1.Manager.Spawn."""
-        result = subprocess.run(
-            [
-                "gdbus",
-                "call",
-                "--address",
-                self.bus_address,
-                "--dest",
-                "org.mux.Mux1",
-                "--object-path",
-                path,
-                "--method",
-                method,
-                *args,
-            ],
-            check=False,
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-        if check and result.returncode != 0:
-            raise AssertionError(f"gdbus {method} failed: {result.stderr}")
-        return result
+        argv = ["gdbus", "call", "--address", self.bus_address, "--dest", "org.mux.Mux1"]
+        argv += ["--object-path", path, "--method", method, *args]
+        return _run_tool(argv, check, f"gdbus {method}")
 
     @contextmanager
     def environment(self) -> Iterator[None]:
@@ -344,6 +318,14 @@ class Service:
             timeout,
             what=f"pane {pane_id} to exit",
         )
+
+
+def _run_tool(argv: list[str], check: bool, what: str) -> subprocess.CompletedProcess[str]:
+    """An independent D-Bus client (busctl, gdbus), run to completion."""
+    result = subprocess.run(argv, check=False, capture_output=True, text=True, timeout=30)
+    if check and result.returncode != 0:
+        raise AssertionError(f"{what} failed: {result.stderr}")
+    return result
 
 
 async def _call(member: str, signature: str, body: list[Any], kwargs: dict[str, Any]) -> list[Any]:
