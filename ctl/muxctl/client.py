@@ -18,7 +18,13 @@ from dbus_fast import Message, MessageFlag, MessageType
 from dbus_fast.aio import MessageBus
 
 from mux.busaddr import BusChoice, BusKind, choose_bus, socket_answers
-from mux.paths import Paths, RuntimeDirError, ensure_runtime_dir, resolve_paths
+from mux.paths import (
+    Paths,
+    RuntimeDirError,
+    check_private_dir,
+    ensure_runtime_dir,
+    resolve_paths,
+)
 from mux.protocol.names import BUS_NAME, MANAGER_INTERFACE, ROOT_PATH
 from muxctl.errors import CtlError, NotRunning, RemoteError
 
@@ -124,6 +130,8 @@ class Starter:
             ensure_runtime_dir(paths)
         except RuntimeDirError as e:
             raise CtlError(f"cannot start muxd: {e}") from None
+        except OSError as e:
+            raise CtlError(f"cannot create {paths.runtime}: {e.strerror}") from None
         _rotate(paths.daemon_log)
         log_fd = os.open(paths.daemon_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
         try:
@@ -213,6 +221,13 @@ async def connect(*, autostart: bool = True, environ: dict[str, str] | None = No
     choice = choose_bus(paths, environ)
     starter: Starter | None = None
 
+    if choice.kind is BusKind.PRIVATE and os.path.lexists(paths.runtime):
+        # Whoever can write there could pose as mux and read every argv, env
+        # and keystroke we send: the same check muxd makes before using it.
+        try:
+            check_private_dir(paths.runtime)
+        except RuntimeDirError as e:
+            raise CtlError(f"refusing to use the private bus: {e}") from None
     if choice.kind is BusKind.PRIVATE and not socket_answers(paths.private_bus):
         if not autostart:
             raise NotRunning("mux is not running (no bus answers)")

@@ -396,3 +396,26 @@ def test_rapid_spawn_and_kill(service: Service) -> None:
     for pid in pids:
         wait_gone(pid)
     assert_answers(service)
+
+
+def test_emulator_failures_cost_the_screen_not_the_service(service: Service) -> None:
+    """The emulator (avt) panics on a wide character squeezed into one column, whether a
+    client resizes the pane or the program prints it. The pane keeps working with a reset
+    screen, the sizes stay consistent, and no non-SPEC error name reaches a client."""
+    wide = service.spawn(["sh", "-c", "printf '漢字'; exec sleep 60"])
+    service.wait_screen(wide, "漢字")
+    out = service.busctl(
+        "call", "org.mux.Mux1", "/org/mux/Mux1", MANAGER, "Resize", "tqq", str(wide), "24", "1"
+    )
+    assert out.returncode == 0, out.stderr
+    assert (service.panes()[wide]["rows"], service.panes()[wide]["cols"]) == (24, 1)
+    assert len(service.screen(wide)) == 24
+    narrow = service.spawn(
+        ["sh", "-c", "printf '\\033[?7l\\360\\237\\230\\200'; echo; echo still-here; sleep 60"],
+        cols=1,
+    )
+    wait_for(lambda: service.panes()[narrow]["state"] == "running", what="the narrow pane")
+    service.call("Resize", "tqq", [narrow, 24, 40])
+    service.wait_screen(narrow, "")
+    service.call("SendInput", "tay", [narrow, b"x"])
+    assert_answers(service)

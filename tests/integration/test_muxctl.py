@@ -783,3 +783,35 @@ def test_muxd_refuses_a_runtime_dir_of_another_user(tmp_root: Path) -> None:
     assert "owned by uid 65534" in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
     nothing_started(svc)
+
+
+def test_muxctl_never_talks_to_a_bus_in_a_shared_runtime_dir(bare: Service) -> None:
+    """Whoever can write to the runtime dir could run a bus there with a fake mux on it
+    and read every argv, env and keystroke muxctl sends. muxctl checks the directory
+    before it connects, as muxd does, even when a bus answers there."""
+    bare.runtime.mkdir(mode=0o700)
+    impostor_bus = subprocess.Popen(
+        [
+            "dbus-daemon",
+            "--session",
+            "--nofork",
+            "--nopidfile",
+            f"--address=unix:path={bare.runtime / 'bus'}",
+            "--print-address=1",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        assert impostor_bus.stdout is not None and impostor_bus.stdout.readline()
+        bare.runtime.chmod(0o777)
+        for args in (("--no-start", "ls"), ("spawn", "--env", "TOKEN=secret", "--", "true")):
+            assert_fails(
+                bare.muxctl(*args),
+                1,
+                "refusing to use the private bus",
+                "accessible to other users",
+            )
+    finally:
+        impostor_bus.terminate()
+        impostor_bus.wait()

@@ -105,3 +105,19 @@ def test_no_emulator_until_used() -> None:
     screen.resize(rows=30, cols=100)
     assert screen.is_live
     assert (screen.rows, screen.cols) == (30, 100)
+
+
+def test_an_emulator_failure_resets_the_screen_instead_of_raising() -> None:
+    """avt panics (a BaseException) on some inputs, e.g. a wide character squeezed
+    into one column; the service must survive with a blank screen."""
+    screen = Screen(rows=4, cols=10)
+    screen.feed("漢字".encode())
+    screen.resize(rows=4, cols=1)
+    assert (screen.rows, screen.cols) == (4, 1)
+    assert len(screen.lines()) == 4
+    screen.feed(b"\x1b[?7l\xf0\x9f\x98\x80 more")
+    screen.lines()
+    screen.hibernate()
+    screen.resize(rows=5, cols=12)
+    screen.feed(b"after")
+    assert "after" in "".join(screen.lines())

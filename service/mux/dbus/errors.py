@@ -5,6 +5,7 @@ bug: it is logged with its traceback here, and the caller gets a generic error
 that names no path, no line and no OS detail.
 """
 
+import asyncio
 import functools
 import inspect
 import logging
@@ -19,6 +20,10 @@ log = logging.getLogger(__name__)
 
 GENERIC_ERROR = "org.freedesktop.DBus.Error.Failed"
 GENERIC_MESSAGE = "mux hit an internal error; the service log has the details"
+
+# Everything else is answered: extension modules (the emulator) raise
+# BaseException subclasses such as pyo3's PanicException.
+_CONTROL_FLOW = (KeyboardInterrupt, SystemExit, GeneratorExit, asyncio.CancelledError)
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -42,7 +47,9 @@ def replies_with_dbus_errors(func: Callable[P, R]) -> Callable[P, R]:
         async def async_wrapper(*args: P.args, **kwargs: P.kwargs) -> Any:
             try:
                 return await func(*args, **kwargs)
-            except Exception as exc:
+            except _CONTROL_FLOW:
+                raise
+            except BaseException as exc:
                 raise to_dbus_error(exc, what) from None
 
         return cast(Callable[P, R], async_wrapper)
@@ -51,7 +58,9 @@ def replies_with_dbus_errors(func: Callable[P, R]) -> Callable[P, R]:
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return func(*args, **kwargs)
-        except Exception as exc:
+        except _CONTROL_FLOW:
+            raise
+        except BaseException as exc:
             raise to_dbus_error(exc, what) from None
 
     return wrapper

@@ -29,6 +29,7 @@ log = logging.getLogger(__name__)
 
 READ_SIZE = 65536
 EMULATION_BATCH_BYTES = 64 * 1024
+DRAIN_LIMIT = 1 << 20
 
 OutputSink = Callable[[bytes], None]
 
@@ -170,8 +171,13 @@ class Pane:
         return self.screen.lines()
 
     def _drain_output(self) -> None:
-        """Read whatever the terminal still holds (after the program exited)."""
-        while self._master_fd is not None:
+        """Read what the terminal still holds when the program exits.
+
+        Bounded: a leftover background job that keeps writing is read by the
+        event loop as usual, not here.
+        """
+        start = self.scrollback.total
+        while self._master_fd is not None and self.scrollback.total - start < DRAIN_LIMIT:
             before = self.scrollback.total
             self._on_readable()
             if self.scrollback.total == before:
@@ -243,9 +249,9 @@ class Pane:
             return
         # Output already read was laid out for the old size.
         self.catch_up_screen()
+        self.screen.resize(rows, cols)
         # The kernel sends SIGWINCH to the foreground process group.
         set_window_size(fd, rows, cols)
-        self.screen.resize(rows, cols)
         self._observer.pane_changed(self, ("Rows", "Cols"))
 
     def foreground_process_group(self) -> int:
@@ -263,9 +269,10 @@ class Pane:
     # -- end of life ----------------------------------------------------------
 
     def process_exited(self, status: int) -> None:
-        self._drain_output()
+        # First the state: the pid is reaped, nothing may signal it any more.
         self.state = PaneState.EXITED
         self.exit_status = status
+        self._drain_output()
         self._observer.pane_changed(self, ("State", "ExitStatus"))
         self._observer.pane_exited(self)
 

@@ -97,13 +97,15 @@ class PaneTable:
 
     def _hibernate_idle_screens(self) -> None:
         """Free the emulators of screens nobody has looked at for a while."""
-        cutoff = time.monotonic() - self.settings.screen_idle_seconds
-        hibernated = [p for p in self._panes.values() if p.hibernate_screen_if_idle_since(cutoff)]
-        if hibernated:
-            release_free_memory()
-        self._idle_sweep = self._loop.call_later(
-            self._sweep_interval(), self._hibernate_idle_screens
-        )
+        try:
+            cutoff = time.monotonic() - self.settings.screen_idle_seconds
+            panes = self._panes.values()
+            if [pane for pane in panes if pane.hibernate_screen_if_idle_since(cutoff)]:
+                release_free_memory()
+        finally:
+            self._idle_sweep = self._loop.call_later(
+                self._sweep_interval(), self._hibernate_idle_screens
+            )
 
     # -- observers ------------------------------------------------------------
 

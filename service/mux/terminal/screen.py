@@ -12,10 +12,21 @@ modes, scroll region, charsets, alternate screen), so nothing is lost.
 """
 
 import codecs
+import logging
 import time
+from collections.abc import Callable
+from typing import TypeVar
 
 # avt re-exports Vt without declaring it; its typed home is avt._avt.
 from avt._avt import Vt
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# avt reports its internal failures as Rust panics, which reach Python as
+# pyo3's PanicException: a BaseException. Only these pass through untouched.
+_CONTROL_FLOW = (KeyboardInterrupt, SystemExit, GeneratorExit)
 
 
 class Screen:
@@ -53,26 +64,49 @@ class Screen:
                 self._dump = ""
         return vt
 
+    def _guarded(self, operation: Callable[[Vt], T], fallback: Callable[[], T]) -> T:
+        """Run an emulator operation; if the emulator fails, start a blank one.
+
+        What a program prints (or a client asks) must never take the service
+        down or leave a pane's screen half-updated: the screen is lost, the
+        pane and its process are not.
+        """
+        try:
+            return operation(self._live())
+        except _CONTROL_FLOW:
+            raise
+        except BaseException as e:
+            log.error("the terminal emulator failed (%s); the screen was reset", e)
+            self._vt = Vt(self._cols, self._rows, scrollback_limit=0)
+            self._dump = ""
+            return fallback()
+
     def hibernate(self) -> None:
         """Give the emulator's memory back; the next use recreates it exactly."""
         if self._vt is not None:
-            self._dump = self._vt.dump()
+            self._dump = self._guarded(lambda vt: vt.dump(), lambda: "")
             self._vt = None
 
     def feed(self, data: bytes) -> None:
         text = self._decoder.decode(data)
         if text:
-            self._live().feed_str(text)
+            self._guarded(lambda vt: vt.feed_str(text), lambda: None)
 
     def resize(self, rows: int, cols: int) -> None:
-        if (rows, cols) != (self._rows, self._cols):
-            self._live().resize(cols, rows)
-            self._rows, self._cols = rows, cols
+        if (rows, cols) == (self._rows, self._cols):
+            return
+        self._guarded(lambda vt: vt.resize(cols, rows), lambda: None)
+        self._rows, self._cols = rows, cols
+        if self._vt is not None and self._vt.size != (cols, rows):
+            # The emulator failed and was reset, blank, at the old size.
+            self._vt = Vt(cols, rows, scrollback_limit=0)
 
     def lines(self) -> list[str]:
         """The visible screen, one string a row, trailing blanks trimmed."""
-        return [line.text.rstrip() for line in self._live().view()]
+        return self._guarded(
+            lambda vt: [line.text.rstrip() for line in vt.view()], lambda: [""] * self._rows
+        )
 
     def repaint(self) -> str:
         """Escape sequences that redraw this screen (cursor and colours included)."""
-        return self._live().dump()
+        return self._guarded(lambda vt: vt.dump(), lambda: "")
