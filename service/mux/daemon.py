@@ -126,16 +126,15 @@ class Daemon:
         """Hang up every pane like closed terminal windows, then wait for them to go."""
         table.close_all()
         await self._wait_for_exits(table, self.settings.kill_grace_seconds)
-        if table.running_processes():
-            table.kill_closing()
-            await self._wait_for_exits(table, 2.0)
+        table.end_closing_sessions()
+        await self._wait_for_exits(table, 2.0)
 
     @staticmethod
     async def _wait_for_exits(table: "PaneTable", seconds: float) -> None:
-        # Exits arrive through the loop (pidfd readers), so poll it, not the kernel.
+        # Our children's exits arrive through the loop (pidfd readers): keep it turning.
         deadline = time.monotonic() + seconds
-        while table.running_processes() and time.monotonic() < deadline:
-            await asyncio.sleep(0.02)
+        while table.lingering_processes() and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
 
     def _stop_private_bus(self) -> None:
         if self._private_bus is None:

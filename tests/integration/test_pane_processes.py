@@ -414,3 +414,43 @@ def test_kill_and_signal_right_after_exit_never_hit_the_service(service: Service
     assert service.process is not None and service.process.poll() is None, service.log()
     assert "SIGHUP ignored" not in service.log()
     assert service.panes() == {}
+
+
+def _job_of(shell_pid: int, argv0: str) -> int | None:
+    """The pid of a process in `shell_pid`'s session running `argv0`, if any."""
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            if os.getsid(int(name)) != shell_pid or int(name) == shell_pid:
+                continue
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                if f.read().split(b"\0")[0] == argv0.encode():
+                    return int(name)
+        except OSError:
+            continue
+    return None
+
+
+@pytest.mark.parametrize("how", ["kill", "stop"])
+def test_closing_ends_a_foreground_job_that_ignores_hangup(tmp_root: Path, how: str) -> None:
+    """`Kill` is an unconditional close (SPEC §3): the shell goes with the hangup, and a
+    job of its (in its own process group, same session) that ignores SIGHUP is killed
+    when the grace period ends — by Kill, and when the service stops."""
+    svc = Service(tmp_root, bus_address=None, config="kill_grace_seconds = 0.5\n").start()
+    try:
+        shell = svc.spawn(["bash", "--norc", "-i"], env={"PS1": "ready> "})
+        shell_pid = int(svc.panes()[shell]["pid"])
+        svc.wait_screen(shell, "ready>")
+        svc.call("SendInput", "tay", [shell, b"sh -c 'trap \"\" HUP; exec sleep 997'\r"])
+        job = wait_for(lambda: _job_of(shell_pid, "sleep"), what="the foreground job")
+        assert os.getpgid(job) != shell_pid, "the job runs in its own process group"
+        if how == "kill":
+            svc.call("Kill", "t", [shell])
+            wait_gone(job, timeout=10, what="the job that ignores SIGHUP")
+        else:
+            assert svc.stop() == 0
+            assert not pid_alive(job), "the service stopped and left the job running"
+        wait_gone(shell_pid, timeout=10)
+    finally:
+        svc.stop()

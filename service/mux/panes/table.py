@@ -6,12 +6,10 @@ exiting and being removed.
 """
 
 import asyncio
-import contextlib
 import logging
 import os
 import pwd
 import secrets
-import signal
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Protocol
@@ -22,6 +20,7 @@ from mux.panes.environment import pane_environment
 from mux.panes.exits import ExitWatcher
 from mux.panes.pane import Launch, Pane, PaneObserver
 from mux.panes.process import check_directory, resolve_program, start_on_pty
+from mux.panes.session import kill_session, sessions_members
 from mux.protocol.errors import InvalidArgument, NoSuchPane
 from mux.protocol.spawn_options import LaunchKind, SpawnRequest
 
@@ -83,7 +82,8 @@ class PaneTable:
         self._service_env = dict(service_env)
         self._loop = loop
         self._panes: dict[int, Pane] = {}
-        # Closed panes whose processes have not exited yet: still ours to reap.
+        # Closed panes within their grace period: their sessions are ended
+        # (SIGKILL) when it is over, or at once when the service stops.
         self._closing: dict[int, Pane] = {}
         self._windows: dict[int, set[int]] = {}
         self.exits = ExitWatcher(loop)
@@ -117,10 +117,8 @@ class PaneTable:
             observer.pane_changed(pane, properties)
 
     def pane_exited(self, pane: Pane) -> None:
-        if self._closing.pop(pane.id, None) is not None:
-            log.info(
-                "closed pane %d: pid %d ended with status %d", pane.id, pane.pid, pane.exit_status
-            )
+        if self._panes.get(pane.id) is not pane:
+            log.info("closed pane %d: pid %d ended (%d)", pane.id, pane.pid, pane.exit_status)
             return
         log.info("pane %d (pid %d) exited with status %d", pane.id, pane.pid, pane.exit_status)
         for observer in self._observers:
@@ -214,8 +212,9 @@ class PaneTable:
     def close(self, pane_id: int) -> None:
         """Close a pane unconditionally: hang up its terminal, forget it.
 
-        A process that ignores the hangup is killed `kill_grace_seconds` later;
-        it is reaped whenever it exits, so no zombie is left behind.
+        Whatever is left of its session `kill_grace_seconds` later (a program
+        or job that ignores SIGHUP) is killed; the program is reaped whenever
+        it exits, so no zombie is left behind.
         """
         pane = self.get(pane_id)
         del self._panes[pane_id]
@@ -224,32 +223,31 @@ class PaneTable:
             members.discard(pane_id)
             if not members:
                 del self._windows[pane.window]
-        was_running = pane.is_running
         pane.hang_up()
-        if was_running:
-            self._closing[pane_id] = pane
-            self._loop.call_later(
-                self.settings.kill_grace_seconds, self._kill_if_still_running, pane
-            )
+        self._closing[pane_id] = pane
+        self._loop.call_later(self.settings.kill_grace_seconds, self._end_session, pane)
         for observer in self._observers:
             observer.pane_removed(pane)
 
-    def _kill_if_still_running(self, pane: Pane) -> None:
-        if pane.id in self._closing and pane.process.returncode is None:
-            log.info("pane %d: pid %d ignored the hangup; killing it", pane.id, pane.pid)
-            with contextlib.suppress(OSError):
-                os.killpg(pane.pid, signal.SIGKILL)
+    def _end_session(self, pane: Pane) -> None:
+        if self._closing.pop(pane.id, None) is None:
+            return  # ended already, at stop
+        killed = kill_session(pane.pid)
+        if killed:
+            log.info("closed pane %d: killed %d process(es) ignoring the hangup", pane.id, killed)
 
     def close_all(self) -> None:
         self._idle_sweep.cancel()
         for pane in list(self._panes.values()):
             self.close(pane.id)
 
-    def kill_closing(self) -> None:
-        """SIGKILL every closed pane whose processes still ignore the hangup."""
+    def end_closing_sessions(self) -> None:
+        """At stop: end the sessions of closed panes without waiting out their grace."""
         for pane in list(self._closing.values()):
-            self._kill_if_still_running(pane)
+            self._end_session(pane)
 
-    def running_processes(self) -> int:
+    def lingering_processes(self) -> int:
+        """Processes of panes (open or closing) that have not ended yet."""
         panes = [*self._panes.values(), *self._closing.values()]
-        return sum(1 for pane in panes if pane.process.returncode is None)
+        members = sessions_members([pane.pid for pane in panes])
+        return sum(max(len(members[pane.pid]), pane.process.returncode is None) for pane in panes)

@@ -1,0 +1,53 @@
+"""The processes of a pane's session, for ending them all when the pane is closed.
+
+A pane's program leads its own session (its pid is the session id). Jobs it
+started keep that session even in their own process groups, so a foreground
+job that ignores SIGHUP is still found here after its shell is gone. A
+process that called setsid() itself has left on purpose and is not touched.
+"""
+
+import contextlib
+import os
+import signal
+from collections.abc import Collection
+
+_PROC = "/proc"
+
+
+def _state_and_session(pid: int) -> tuple[str, int] | None:
+    try:
+        with open(f"{_PROC}/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None  # gone already
+    # "pid (comm) state ppid pgrp session ...": comm may contain anything, even ")".
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    return fields[0].decode(), int(fields[3])
+
+
+def sessions_members(session_ids: Collection[int]) -> dict[int, list[int]]:
+    """For each session id, its live (not zombie) pids. Linux; elsewhere none are known."""
+    wanted = {sid for sid in session_ids if sid > 1 and sid != os.getsid(0)}
+    found: dict[int, list[int]] = {sid: [] for sid in session_ids}
+    if not wanted or not os.path.isdir(_PROC):
+        return found
+    for name in os.listdir(_PROC):
+        if not name.isdigit():
+            continue
+        entry = _state_and_session(int(name))
+        if entry is not None and entry[1] in wanted and entry[0] not in ("Z", "X"):
+            found[entry[1]].append(int(name))
+    return found
+
+
+def kill_session(session_id: int) -> int:
+    """SIGKILL every process left in the session; returns how many were signalled."""
+    members = sessions_members([session_id])[session_id]
+    for pid in members:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    if not os.path.isdir(_PROC):
+        # No process table to read: at least the leader's own group.
+        with contextlib.suppress(OSError):
+            os.killpg(session_id, signal.SIGKILL)
+    return len(members)
