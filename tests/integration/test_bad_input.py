@@ -419,3 +419,18 @@ def test_emulator_failures_cost_the_screen_not_the_service(service: Service) -> 
     service.wait_screen(narrow, "")
     service.call("SendInput", "tay", [narrow, b"x"])
     assert_answers(service)
+
+
+def test_input_larger_than_the_limit_is_refused_whole(
+    make_service: Callable[[str], Service],
+) -> None:
+    """One SendInput larger than the backlog limit is InvalidArgument (no part of it is
+    typed); one that fits is taken whole by a pane whose queue is empty, even if the
+    terminal can take only part of it at once."""
+    service = make_service("max_input_backlog_bytes = 65536\n")
+    pane_id = service.spawn(["sh", "-c", "stty raw -echo; echo raw; exec sleep 60"])
+    service.wait_screen(pane_id, "raw")
+    error = refused(service, "InvalidArgument", "SendInput", "tay", [pane_id, b"y" * 65537])
+    assert "send it in parts" in error.message
+    service.call("SendInput", "tay", [pane_id, b"y" * 65536])  # more than the tty buffer
+    assert_answers(service)

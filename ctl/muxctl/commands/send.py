@@ -1,6 +1,7 @@
 """muxctl send ID TEXT: type text into a pane."""
 
 import argparse
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -22,15 +23,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--stdin", action="store_true", help="send what standard input holds")
 
 
+# One D-Bus message carries at most 64 MiB of array data (the spec's limit).
+MAX_BYTES = (64 << 20) - 4096
+
+
 def check(args: argparse.Namespace) -> None:
     if args.stdin == (args.text is not None):
         raise CtlError("give either TEXT or --stdin", EXIT_USAGE)
+    # fsencode keeps bytes that are not UTF-8 exactly as they were given.
+    data = sys.stdin.buffer.read(MAX_BYTES + 1) if args.stdin else os.fsencode(args.text)
+    if args.enter:
+        data += b"\r"
+    if len(data) > MAX_BYTES:
+        raise CtlError(f"send takes at most {MAX_BYTES} bytes at once; split the input", EXIT_USAGE)
+    args.data = data
 
 
 async def run(args: argparse.Namespace, client: "MuxClient") -> int:
-    data = sys.stdin.buffer.read() if args.stdin else args.text.encode()
-    if args.enter:
-        data += b"\r"
+    data = args.data
     await client.call("SendInput", "tay", [args.id, data])
     if args.json:
         print_json({"id": args.id, "bytes": len(data)})

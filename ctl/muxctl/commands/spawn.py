@@ -49,6 +49,15 @@ def _working_directory(cwd: str | None) -> str:
 
 def check(args: argparse.Namespace) -> None:
     """Everything that can be wrong with the arguments, before connecting."""
+    for value in [*args.command, args.cwd or "", args.title or "", *args.env, args.shell or ""]:
+        try:
+            value.encode()
+        except UnicodeEncodeError:
+            # D-Bus strings are UTF-8; the undecodable bytes came from the command line.
+            raise CtlError(
+                f"{os.fsencode(value)!r} is not valid UTF-8; D-Bus can only carry UTF-8 text",
+                EXIT_USAGE,
+            ) from None
     args.options = build_options(args)
 
 

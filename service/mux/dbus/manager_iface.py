@@ -14,15 +14,13 @@ from mux import __version__
 from mux.dbus.errors import replies_with_dbus_errors
 from mux.panes.pane import Pane
 from mux.panes.table import PaneTable
-from mux.protocol.errors import InvalidArgument, NotSupported
+from mux.protocol.errors import NotSupported
 from mux.protocol.names import MANAGER_INTERFACE, pane_path
 from mux.protocol.signals import parse_signal
 from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS, check_size, parse_spawn_options
 
 FEATURES = 0  # CONDITIONAL_KILL arrives with the KillIf issue
 
-# Beyond this a single SendInput is refused outright; smaller inputs are queued.
-MAX_SEND_INPUT_BYTES = 64 << 20
 
 # Method signatures, spelled once.
 T = Annotated[int, DBusSignature("t")]
@@ -109,13 +107,7 @@ class ManagerInterface(ServiceInterface):
     @dbus_method()
     @replies_with_dbus_errors
     def SendInput(self, pane_id: T, data: AY) -> None:
-        pane = self.table.get(pane_id)
-        if len(data) > MAX_SEND_INPUT_BYTES:
-            raise InvalidArgument(
-                f"input of {len(data)} bytes is larger than the {MAX_SEND_INPUT_BYTES}-byte "
-                "limit of one SendInput; send it in parts"
-            )
-        pane.send_input(bytes(data))
+        self.table.get(pane_id).send_input(bytes(data))
 
     @dbus_method()
     @replies_with_dbus_errors

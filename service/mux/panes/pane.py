@@ -20,7 +20,7 @@ from typing import Protocol
 
 from mux.panes.exits import Reapable
 from mux.panes.process import set_window_size
-from mux.protocol.errors import PreconditionFailed, Unavailable
+from mux.protocol.errors import InvalidArgument, PreconditionFailed, Unavailable
 from mux.protocol.spawn_options import LaunchKind
 from mux.terminal.screen import Screen
 from mux.terminal.scrollback import Scrollback
@@ -198,7 +198,13 @@ class Pane:
         fd = self._require_terminal("send input")
         if not data:
             return
-        if len(self._input_backlog) + len(data) > self._max_input_backlog:
+        if len(data) > self._max_input_backlog:
+            raise InvalidArgument(
+                f"{len(data)} bytes of input is more than a pane takes at once "
+                f"({self._max_input_backlog} bytes); send it in parts"
+            )
+        # Refused whole or accepted whole: never half of one SendInput.
+        if self._input_backlog and len(self._input_backlog) + len(data) > self._max_input_backlog:
             raise Unavailable(
                 f"pane {self.id} is not reading its input fast enough: "
                 f"{len(self._input_backlog)} bytes are still waiting and the limit is "
@@ -255,16 +261,24 @@ class Pane:
         self._observer.pane_changed(self, ("Rows", "Cols"))
 
     def foreground_process_group(self) -> int:
-        self._require_terminal("signal it")
+        """The terminal's foreground group; without one, the program's own group."""
         pgid = self._foreground_group_or_none()
-        return self.pid if pgid is None else pgid  # else the session leader's own group
+        return self.pid if pgid is None else pgid
 
     def send_signal(self, signum: signal.Signals) -> None:
+        if self.state is PaneState.EXITED:
+            raise PreconditionFailed(
+                f"pane {self.id} has exited (status {self.exit_status}); cannot signal it"
+            )
         pgid = self.foreground_process_group()
         try:
             os.killpg(pgid, signum)
         except ProcessLookupError:
             raise PreconditionFailed(f"pane {self.id} has no process left to signal") from None
+        except PermissionError:
+            raise PreconditionFailed(
+                f"mux may not signal the foreground job of pane {self.id} (it runs as another user)"
+            ) from None
 
     # -- end of life ----------------------------------------------------------
 
