@@ -15,7 +15,6 @@ Elsewhere, subprocess with a preexec_fn that issues TIOCSCTTY.
 
 import fcntl
 import os
-import shutil
 import signal
 import stat
 import struct
@@ -47,22 +46,34 @@ def check_directory(cwd: str) -> None:
         raise SpawnFailed(f"the directory {cwd} cannot be entered (permission denied)")
 
 
+def _is_program(path: str) -> bool:
+    return os.path.isfile(path) and os.access(path, os.X_OK)
+
+
 def resolve_program(name: str, *, cwd: str, path: str | None) -> str:
-    """The absolute path of the program `name` names, as execvp would find it."""
+    """The absolute path of the program `name` names, found as execvp finds it.
+
+    Relative names and PATH entries are taken from the pane's directory, not
+    the service's; ".." is left to the kernel (it follows symlinks, text does not).
+    """
     if "/" in name:
-        candidate = os.path.normpath(os.path.join(cwd, name))
+        candidate = os.path.join(cwd, name)
         if not os.path.exists(candidate):
             raise SpawnFailed(f"the program {name} does not exist")
-    else:
-        found = shutil.which(name, path=path if path is not None else os.defpath)
-        if found is None:
-            raise SpawnFailed(f"the program '{name}' was not found in PATH")
-        candidate = os.path.abspath(os.path.join(cwd, found))
-    if os.path.isdir(candidate):
-        raise SpawnFailed(f"{name} is a directory, not a program")
-    if not os.access(candidate, os.X_OK):
-        raise SpawnFailed(f"the program {name} is not executable (permission denied)")
-    return candidate
+        if os.path.isdir(candidate):
+            raise SpawnFailed(f"{name} is a directory, not a program")
+        if not os.access(candidate, os.X_OK):
+            raise SpawnFailed(f"the program {name} is not executable (permission denied)")
+        return candidate
+    denied = False
+    for entry in (os.defpath if path is None else path).split(os.pathsep):
+        candidate = os.path.join(cwd, entry or ".", name)  # an empty entry is "."
+        if _is_program(candidate):
+            return candidate
+        denied = denied or (os.path.isfile(candidate) and not os.access(candidate, os.X_OK))
+    if denied:
+        raise SpawnFailed(f"the program '{name}' is not executable (permission denied)")
+    raise SpawnFailed(f"the program '{name}' was not found in PATH")
 
 
 def _take_controlling_terminal() -> None:
