@@ -25,19 +25,40 @@ class Reapable(Protocol):
     def poll(self) -> int | None: ...
 
 
+def _pidfd_works() -> bool:
+    """pidfd_open exists since Linux 5.3; seccomp filters may still refuse it."""
+    if not hasattr(os, "pidfd_open"):
+        return False
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except OSError:
+        return False
+    return True
+
+
 class ExitWatcher:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
         self._watched: dict[int, tuple[Reapable, ExitCallback, int | None]] = {}
-        self._use_pidfd = hasattr(os, "pidfd_open")
+        self._sigchld_installed = False
+        self._use_pidfd = _pidfd_works()
         if not self._use_pidfd:
-            loop.add_signal_handler(signal.SIGCHLD, self._poll_all)
+            self._install_sigchld()
+
+    def _install_sigchld(self) -> None:
+        if not self._sigchld_installed:
+            self._loop.add_signal_handler(signal.SIGCHLD, self._poll_all)
+            self._sigchld_installed = True
 
     def watch(self, process: Reapable, callback: ExitCallback) -> None:
         pidfd: int | None = None
         if self._use_pidfd:
-            pidfd = os.pidfd_open(process.pid)
-            self._loop.add_reader(pidfd, self._poll_one, process.pid)
+            try:
+                pidfd = os.pidfd_open(process.pid)
+            except OSError:  # out of fds, say: fall back to SIGCHLD for this one
+                self._install_sigchld()
+            else:
+                self._loop.add_reader(pidfd, self._poll_one, process.pid)
         self._watched[process.pid] = (process, callback, pidfd)
         if pidfd is None:
             # It may have exited before the handler knew of it. Checked on the

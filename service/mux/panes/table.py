@@ -6,10 +6,12 @@ exiting and being removed.
 """
 
 import asyncio
+import contextlib
 import logging
 import os
 import pwd
 import secrets
+import signal
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Protocol
@@ -19,7 +21,7 @@ from mux.init.memory import release_free_memory
 from mux.panes.environment import pane_environment
 from mux.panes.exits import ExitWatcher
 from mux.panes.pane import Launch, Pane, PaneObserver
-from mux.panes.process import check_directory, resolve_program, start_on_pty
+from mux.panes.process import StartedProcess, check_directory, resolve_program, start_on_pty
 from mux.panes.session import kill_session, sessions_members
 from mux.protocol.errors import InvalidArgument, NoSuchPane
 from mux.protocol.spawn_options import LaunchKind, SpawnRequest
@@ -174,9 +176,42 @@ class PaneTable:
         rows = request.rows or self.settings.default_rows
         cols = request.cols or self.settings.default_cols
         started = start_on_pty(program, exec_argv, env=env, cwd=cwd, rows=rows, cols=cols)
+        try:
+            pane = self._adopt(
+                started, request, argv=argv, program=program, cwd=cwd, rows=rows, cols=cols
+            )
+        except BaseException:
+            # Nothing was published: the program must not outlive the failure.
+            with contextlib.suppress(OSError):
+                os.killpg(started.process.pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(started.process.pid, 0)
+            with contextlib.suppress(OSError):
+                os.close(started.master_fd)
+            raise
+        assert pane.id == pane_id_preview
+        self._panes[pane.id] = pane
+        self._windows.setdefault(pane.window, set()).add(pane.id)
+        log.info(
+            "pane %d: started %s (pid %d) in window %d", pane.id, argv[0], pane.pid, pane.window
+        )
+        for observer in self._observers:
+            observer.pane_added(pane)
+        return pane
 
+    def _adopt(
+        self,
+        started: StartedProcess,
+        request: SpawnRequest,
+        *,
+        argv: tuple[str, ...],
+        program: str,
+        cwd: str,
+        rows: int,
+        cols: int,
+    ) -> Pane:
+        """The Pane for a started process, watched for its exit; not yet published."""
         pane_id = self.ids.new_pane_id()
-        assert pane_id == pane_id_preview
         window = request.window or self.ids.new_window_id()
         pane = Pane(
             pane_id=pane_id,
@@ -199,12 +234,11 @@ class PaneTable:
             loop=self._loop,
             observer=self,
         )
-        self._panes[pane_id] = pane
-        self._windows.setdefault(window, set()).add(pane_id)
-        log.info("pane %d: started %s (pid %d) in window %d", pane_id, argv[0], pane.pid, window)
-        for observer in self._observers:
-            observer.pane_added(pane)
-        self.exits.watch(started.process, pane.process_exited)
+        try:
+            self.exits.watch(started.process, pane.process_exited)
+        except BaseException:
+            self._loop.remove_reader(started.master_fd)  # the caller closes it
+            raise
         return pane
 
     # -- close ----------------------------------------------------------------
