@@ -25,6 +25,7 @@ from mux.paths import (
     ensure_runtime_dir,
     resolve_paths,
 )
+from mux.protocol.environment import without_service_variables
 from mux.protocol.names import BUS_NAME, MANAGER_INTERFACE, ROOT_PATH
 from muxctl.errors import CtlError, NotRunning, RemoteError
 
@@ -151,7 +152,7 @@ class Starter:
             return
         if self.process.returncode == EX_ALREADY_RUNNING and self.starts < MAX_STARTS:
             # The muxd that held the lock is gone without serving: start another.
-            log_fd = os.open(self.paths.daemon_log, os.O_WRONLY | os.O_APPEND)
+            log_fd = os.open(self.paths.daemon_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
             try:
                 self.process = _spawn_daemon(log_fd)
             finally:
@@ -201,6 +202,9 @@ def _spawn_daemon(log_fd: int) -> "subprocess.Popen[bytes]":
     """muxd in the background, detached from this terminal, logging to the runtime dir."""
     return subprocess.Popen(
         [sys.executable, "-m", "mux"],
+        # muxctl may run under a supervisor of its own (a terminal's systemd
+        # scope, say): its notify socket and journal stream are not muxd's.
+        env=without_service_variables(os.environ),
         stdin=subprocess.DEVNULL,
         stdout=log_fd,
         stderr=log_fd,

@@ -8,6 +8,7 @@ none of the others exists. Stdlib only: muxctl imports this on every call.
 import os
 import socket
 import stat
+import string
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -26,7 +27,18 @@ class BusKind(StrEnum):
 class BusChoice:
     kind: BusKind
     address: str
-    socket_path: Path | None = None  # for the user and private buses
+
+
+# Bytes a D-Bus address may carry unescaped (D-Bus specification, "Addresses").
+_ADDRESS_SAFE = frozenset((string.ascii_letters + string.digits + "-_/.*").encode())
+
+
+def unix_address(path: Path) -> str:
+    """`unix:path=...` for a socket path, escaped so that any path is a valid address."""
+    raw = os.fsencode(path)
+    return "unix:path=" + "".join(
+        chr(byte) if byte in _ADDRESS_SAFE else f"%{byte:02x}" for byte in raw
+    )
 
 
 def _is_socket(path: Path) -> bool:
@@ -45,9 +57,8 @@ def choose_bus(paths: Paths, environ: Mapping[str, str] | None = None) -> BusCho
     if xdg_runtime and os.path.isabs(xdg_runtime):
         user_bus = Path(xdg_runtime) / "bus"
         if _is_socket(user_bus):
-            return BusChoice(BusKind.USER, f"unix:path={user_bus}", user_bus)
-    private = paths.private_bus
-    return BusChoice(BusKind.PRIVATE, f"unix:path={private}", private)
+            return BusChoice(BusKind.USER, unix_address(user_bus))
+    return BusChoice(BusKind.PRIVATE, unix_address(paths.private_bus))
 
 
 def socket_answers(path: Path) -> bool:

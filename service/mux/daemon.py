@@ -156,6 +156,16 @@ class Daemon:
             sdnotify.SystemdNotifier().notify(state)
 
 
+def _stderr_is_the_journal() -> bool:
+    """JOURNAL_STREAM names the journal's socket as dev:inode (systemd.exec(5))."""
+    try:
+        device, inode = (int(part) for part in os.environ["JOURNAL_STREAM"].split(":"))
+        st = os.fstat(sys.stderr.fileno())
+    except (KeyError, ValueError, OSError):
+        return False
+    return (st.st_dev, st.st_ino) == (device, inode)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="muxd", description="the mux terminal session service")
     parser.add_argument("--version", action="version", version=f"muxd {__version__}")
@@ -169,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"muxd: {e}", file=sys.stderr)
         return EX_CONFIG
     # The journal stamps each line itself; a log file needs the time written.
-    stamp = "" if os.environ.get("JOURNAL_STREAM") else "%(asctime)s "
+    stamp = "" if _stderr_is_the_journal() else "%(asctime)s "
     logging.basicConfig(
         level=settings.log_level,
         format=stamp + "%(levelname)s %(name)s: %(message)s",

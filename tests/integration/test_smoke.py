@@ -1,5 +1,7 @@
 """The issue's 'done when': a pane spawned through busctl shows its output in muxctl capture."""
 
+from pathlib import Path
+
 from tests.harness import Service, wait_for
 
 
@@ -32,3 +34,18 @@ def test_private_bus_when_no_session_bus(private_service: Service) -> None:
     private_service.wait_screen(pane, "on-private-bus")
     status = private_service.muxctl("status", "--json", check=True).stdout
     assert '"bus":"private"' in status
+
+
+def test_a_runtime_path_with_spaces_and_commas(tmp_root: Path) -> None:
+    """D-Bus addresses escape such bytes; mux must too, for its private bus."""
+    root = tmp_root / "my dir,1"
+    root.mkdir()
+    svc = Service(root, bus_address=None).start()
+    try:
+        pane = svc.muxctl("spawn", "--", "sh", "-c", "echo spaced-out; exec sleep 60", check=True)
+        wait_for(
+            lambda: "spaced-out" in svc.muxctl("capture", pane.stdout.strip()).stdout,
+            what="the pane's output",
+        )
+    finally:
+        svc.stop()

@@ -1,4 +1,5 @@
-from mux.panes.environment import SERVICE_ONLY_VARIABLES, pane_environment
+from mux.panes.environment import pane_environment
+from mux.protocol.environment import SERVICE_ONLY_VARIABLES
 
 
 def test_service_only_variables_never_reach_a_pane() -> None:

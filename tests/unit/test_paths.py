@@ -82,3 +82,12 @@ def test_bus_discovery_order(tmp_path: Path) -> None:
         choice = choose_bus(paths, env)
         assert choice.kind is BusKind.USER
         assert choice.address == f"unix:path={tmp_path}/bus"
+
+
+def test_bus_addresses_are_escaped() -> None:
+    from mux.busaddr import unix_address
+
+    assert unix_address(Path("/run/user/1000/bus")) == "unix:path=/run/user/1000/bus"
+    assert unix_address(Path("/tmp/my dir/a,b;c=d\\e")) == (
+        "unix:path=/tmp/my%20dir/a%2cb%3bc%3dd%5ce"
+    )

@@ -8,7 +8,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from mux.panes.environment import SERVICE_ONLY_VARIABLES
+from mux.busaddr import unix_address
+from mux.protocol.environment import without_service_variables
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +30,7 @@ def start_private_bus(socket_path: Path) -> "subprocess.Popen[bytes]":
         )
     # A stale socket from a muxd that died.
     socket_path.unlink(missing_ok=True)
-    env = {k: v for k, v in os.environ.items() if k not in SERVICE_ONLY_VARIABLES}
+    env = without_service_variables(os.environ)
     read_fd, write_fd = os.pipe()
     process = subprocess.Popen(
         [
@@ -37,7 +38,7 @@ def start_private_bus(socket_path: Path) -> "subprocess.Popen[bytes]":
             "--session",
             "--nofork",
             "--nopidfile",
-            f"--address=unix:path={socket_path}",
+            f"--address={unix_address(socket_path)}",
             f"--print-address={write_fd}",
         ],
         stdin=subprocess.DEVNULL,
