@@ -6,7 +6,6 @@ background itself, the way a tmux client starts its server.
 """
 
 import asyncio
-import fcntl
 import os
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from dbus_fast import Message, MessageFlag, MessageType
 from dbus_fast.aio import MessageBus
 
 from mux.busaddr import BusChoice, BusKind, choose_bus, socket_answers
+from mux.instance_lock import holder_alive
 from mux.paths import (
     Paths,
     RuntimeDirError,
@@ -26,11 +26,11 @@ from mux.paths import (
     resolve_paths,
 )
 from mux.protocol.environment import without_service_variables
+from mux.protocol.exit_status import EX_ALREADY_RUNNING
 from mux.protocol.names import BUS_NAME, MANAGER_INTERFACE, ROOT_PATH
 from muxctl.errors import CtlError, NotRunning, RemoteError
 
 START_TIMEOUT_SECONDS = 15.0
-EX_ALREADY_RUNNING = 75  # muxd's status when another muxd holds the instance lock
 MAX_STARTS = 5
 LOG_ROTATE_BYTES = 1 << 20
 POLL_SECONDS = 0.02
@@ -148,7 +148,7 @@ class Starter:
         Several muxctl calls may start muxd at once; all but one muxd then exit
         ("already running"), and their muxctl waits for the winner instead.
         """
-        if self.process.poll() is None or _instance_lock_held(self.paths):
+        if self.process.poll() is None or holder_alive(self.paths):
             return
         if self.process.returncode == EX_ALREADY_RUNNING and self.starts < MAX_STARTS:
             # The muxd that held the lock is gone without serving: start another.
@@ -182,20 +182,6 @@ def _rotate(log: Path) -> None:
             log.replace(log.with_name(log.name + ".1"))
     except OSError:
         pass
-
-
-def _instance_lock_held(paths: Paths) -> bool:
-    try:
-        fd = os.open(paths.lock_file, os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)  # closing drops a lock we may have taken
-    return False
 
 
 def _spawn_daemon(log_fd: int) -> "subprocess.Popen[bytes]":

@@ -1,11 +1,17 @@
 """Errors muxctl reports, each with the exit status SPEC §7 gives it."""
 
-from mux.protocol.errors import short_name
-from mux.protocol.names import ERROR_PREFIX
+from mux.protocol.errors import InvalidArgument, PreconditionFailed, short_name
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_PRECONDITION = 3
+
+
+# SPEC §7: a refused precondition exits 3; the service's InvalidArgument is a usage error.
+EXIT_STATUS_OF_ERROR = {
+    InvalidArgument.dbus_name: EXIT_USAGE,
+    PreconditionFailed.dbus_name: EXIT_PRECONDITION,
+}
 
 
 class CtlError(Exception):
@@ -25,12 +31,6 @@ class RemoteError(CtlError):
     """The service refused a call with a named D-Bus error."""
 
     def __init__(self, dbus_name: str, message: str) -> None:
-        if dbus_name == ERROR_PREFIX + "InvalidArgument":
-            status = EXIT_USAGE
-        elif dbus_name == ERROR_PREFIX + "PreconditionFailed":
-            status = EXIT_PRECONDITION
-        else:
-            status = EXIT_FAILURE
-        super().__init__(message, status)
+        super().__init__(message, EXIT_STATUS_OF_ERROR.get(dbus_name, EXIT_FAILURE))
         self.dbus_name = dbus_name
         self.name = short_name(dbus_name)

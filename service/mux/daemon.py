@@ -3,7 +3,6 @@
 import argparse
 import asyncio
 import contextlib
-import fcntl
 import logging
 import os
 import signal
@@ -16,16 +15,14 @@ from mux import __version__
 from mux.busaddr import BusKind, choose_bus, socket_answers
 from mux.config import ConfigError, Settings, load_settings
 from mux.init.fds import make_inherited_fds_close_on_exec
+from mux.instance_lock import AlreadyLocked, take_instance_lock
 from mux.paths import Paths, RuntimeDirError, ensure_runtime_dir, resolve_paths
+from mux.protocol.exit_status import EX_ALREADY_RUNNING, EX_CONFIG, EX_UNAVAILABLE
 
 if TYPE_CHECKING:
     from mux.panes.table import PaneTable
 
 log = logging.getLogger("mux")
-
-EX_CONFIG = 78  # sysexits.h; systemd shows it as "CONFIG"
-EX_UNAVAILABLE = 69
-EX_ALREADY_RUNNING = 75  # EX_TEMPFAIL: another muxd holds the instance lock; try later
 
 
 class StartupError(Exception):
@@ -39,15 +36,10 @@ class AlreadyRunning(StartupError):
 
 
 def _take_instance_lock(paths: Paths) -> IO[bytes]:
-    lock = open(paths.lock_file, "ab")  # noqa: SIM115 (held for the process lifetime)
     try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        lock.close()
-        raise AlreadyRunning(
-            f"another muxd is already running for this user ({paths.runtime})"
-        ) from None
-    return lock
+        return take_instance_lock(paths)
+    except AlreadyLocked as e:
+        raise AlreadyRunning(str(e)) from None
 
 
 class Daemon:

@@ -121,3 +121,14 @@ def test_an_emulator_failure_resets_the_screen_instead_of_raising() -> None:
     screen.resize(rows=5, cols=12)
     screen.feed(b"after")
     assert "after" in "".join(screen.lines())
+
+
+def test_output_does_not_count_as_use() -> None:
+    """A program that keeps printing must not keep its emulator from hibernating."""
+    screen = Screen(rows=4, cols=10)
+    screen.lines()
+    looked_at = screen.last_used
+    screen.feed(b"more output\r\n" * 10)
+    assert screen.last_used == looked_at
+    screen.lines()
+    assert screen.last_used > looked_at

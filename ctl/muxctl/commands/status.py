@@ -1,6 +1,7 @@
 """muxctl status: is the service running, on which bus, with how many panes."""
 
 import argparse
+import sys
 from typing import TYPE_CHECKING
 
 from muxctl.output import print_json, unwrap
@@ -17,7 +18,7 @@ def report_not_running(args: argparse.Namespace, error: Exception) -> int:
     if args.json:
         print_json({"active": False})
     else:
-        print(str(error))
+        print(f"muxctl: {error}", file=sys.stderr)
     return 1
 
 

@@ -12,6 +12,7 @@ from dbus_fast.service import ServiceInterface, dbus_method, dbus_property, dbus
 
 from mux import __version__
 from mux.dbus.errors import replies_with_dbus_errors
+from mux.dbus.pane_iface import list_key, pane_property_variants
 from mux.panes.pane import Pane
 from mux.panes.table import PaneTable
 from mux.protocol.errors import NotSupported
@@ -32,20 +33,8 @@ ASV = Annotated[dict[str, Variant], DBusSignature("a{sv}")]
 
 
 def pane_summary(pane: Pane) -> dict[str, Variant]:
-    """One entry of `ListPanes`."""
-    return {
-        "id": Variant("t", pane.id),
-        "pid": Variant("u", pane.pid),
-        "argv": Variant("as", list(pane.argv)),
-        "cwd": Variant("s", pane.cwd),
-        "cwd_source": Variant("s", pane.cwd_source),
-        "title": Variant("s", pane.title),
-        "window": Variant("t", pane.window),
-        "state": Variant("s", str(pane.state)),
-        "exit_status": Variant("i", pane.exit_status),
-        "rows": Variant("q", pane.rows),
-        "cols": Variant("q", pane.cols),
-    }
+    """One entry of `ListPanes`: the pane's properties under their snake_case keys."""
+    return {list_key(name): variant for name, variant in pane_property_variants(pane).items()}
 
 
 class ManagerInterface(ServiceInterface):

@@ -1,5 +1,6 @@
 """`org.mux.Mux1.Pane`: one object per pane, read-only properties (SPEC §3)."""
 
+import re
 from collections.abc import Iterable
 from typing import Annotated
 
@@ -10,7 +11,8 @@ from dbus_fast.service import ServiceInterface, dbus_property
 from mux.panes.pane import Pane
 from mux.protocol.names import PANE_INTERFACE
 
-# Property name -> (D-Bus signature, how to read it from a Pane).
+# The pane's properties (SPEC §3) and their D-Bus signatures. ListPanes
+# carries the same values under snake_case keys (`list_key`).
 PANE_PROPERTIES: dict[str, str] = {
     "Id": "t",
     "Pid": "u",
@@ -24,6 +26,11 @@ PANE_PROPERTIES: dict[str, str] = {
     "Rows": "q",
     "Cols": "q",
 }
+
+
+def list_key(property_name: str) -> str:
+    """`CwdSource` -> `cwd_source`: the ListPanes key of a Pane property."""
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", property_name).lower()
 
 
 def pane_property_values(pane: Pane) -> dict[str, object]:

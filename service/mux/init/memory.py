@@ -7,7 +7,6 @@ heap. Elsewhere (musl, macOS) this does nothing.
 """
 
 import ctypes
-import ctypes.util
 import functools
 from collections.abc import Callable
 
@@ -15,7 +14,7 @@ from collections.abc import Callable
 @functools.cache
 def _malloc_trim() -> Callable[[int], int] | None:
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None)
+        libc = ctypes.CDLL(None)  # the process's own symbols, libc's among them
         trim = libc.malloc_trim
     except (OSError, AttributeError):
         return None

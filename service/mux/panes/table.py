@@ -12,16 +12,15 @@ import os
 import pwd
 import secrets
 import signal
-import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Protocol
 
 from mux.config import Settings
-from mux.init.memory import release_free_memory
 from mux.panes.environment import pane_environment
 from mux.panes.exits import ExitWatcher
 from mux.panes.pane import Launch, Pane, PaneObserver
 from mux.panes.process import StartedProcess, check_directory, resolve_program, start_on_pty
+from mux.panes.screen_sweeper import ScreenSweeper
 from mux.panes.session import kill_session, sessions_members
 from mux.protocol.errors import InvalidArgument, NoSuchPane
 from mux.protocol.spawn_options import LaunchKind, SpawnRequest
@@ -90,24 +89,9 @@ class PaneTable:
         self._windows: dict[int, set[int]] = {}
         self.exits = ExitWatcher(loop)
         self._observers: list[TableObserver] = []
-        self._idle_sweep = loop.call_later(self._sweep_interval(), self._hibernate_idle_screens)
-
-    # -- memory ---------------------------------------------------------------
-
-    def _sweep_interval(self) -> float:
-        return min(10.0, self.settings.screen_idle_seconds)
-
-    def _hibernate_idle_screens(self) -> None:
-        """Free the emulators of screens nobody has looked at for a while."""
-        try:
-            cutoff = time.monotonic() - self.settings.screen_idle_seconds
-            panes = self._panes.values()
-            if [pane for pane in panes if pane.hibernate_screen_if_idle_since(cutoff)]:
-                release_free_memory()
-        finally:
-            self._idle_sweep = self._loop.call_later(
-                self._sweep_interval(), self._hibernate_idle_screens
-            )
+        self._sweeper = ScreenSweeper(
+            loop, settings.screen_idle_seconds, lambda: list(self._panes.values())
+        )
 
     # -- observers ------------------------------------------------------------
 
@@ -271,7 +255,7 @@ class PaneTable:
             log.info("closed pane %d: killed %d process(es) ignoring the hangup", pane.id, killed)
 
     def close_all(self) -> None:
-        self._idle_sweep.cancel()
+        self._sweeper.stop()
         for pane in list(self._panes.values()):
             self.close(pane.id)
 

@@ -1,7 +1,7 @@
 """Every error the service reports to a client, each carrying its D-Bus error name.
 
 The D-Bus layer turns these into error replies in exactly one place
-(`mux.dbus.errors`); clients map the names back with `error_for_name`.
+(`mux.dbus.errors`); muxctl maps the names to exit statuses (`muxctl.errors`).
 Messages are written for a person: they say what was wrong and never contain
 a private path of the service or a raw OS error.
 """
@@ -12,9 +12,12 @@ from mux.protocol.names import ERROR_PREFIX
 
 
 class MuxError(Exception):
-    """Base of every refusal the service answers with a named error."""
+    """Base of every refusal the service answers with a named error.
 
-    dbus_name: ClassVar[str] = ERROR_PREFIX + "Failed"
+    Only the subclasses are raised: each carries one of SPEC §3's names.
+    """
+
+    dbus_name: ClassVar[str]
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -58,13 +61,7 @@ ERROR_TYPES: tuple[type[MuxError], ...] = (
     NotSupported,
 )
 
-_BY_NAME = {cls.dbus_name: cls for cls in ERROR_TYPES}
-
 
 def short_name(dbus_name: str) -> str:
     """`org.mux.Mux1.Error.NoSuchPane` -> `NoSuchPane`; other names unchanged."""
     return dbus_name.removeprefix(ERROR_PREFIX)
-
-
-def is_mux_error_name(dbus_name: str) -> bool:
-    return dbus_name in _BY_NAME

@@ -4,11 +4,13 @@ Output is fed in batches (never byte by byte in front of clients): callers
 append raw bytes with `feed` whenever it suits them, and the decoder keeps
 UTF-8 sequences split across reads intact.
 
-An emulator costs about 94 KiB for 80x24, so a screen only has one while
-someone uses it: it is created on first use, and `hibernate` replaces it with
-the escape sequences that recreate it (`dump`, a few KiB), fed into a fresh
-emulator on the next use. avt's dump reproduces the whole state (cursor, pen,
-modes, scroll region, charsets, alternate screen), so nothing is lost.
+An emulator costs about 94 KiB for 80x24, so a screen only has one while it
+is used: it is created on first use, and `hibernate` replaces it with the
+escape sequences that recreate it (`dump`, a few KiB), fed into a fresh
+emulator on the next use. `last_used` counts clients' reads and resizes only,
+so a program that keeps printing does not keep its emulator alive. avt's
+dump reproduces the whole state (cursor, pen, modes, scroll region,
+charsets, alternate screen), so nothing is lost.
 """
 
 import codecs
@@ -38,7 +40,7 @@ class Screen:
         self._vt: Vt | None = None
         self._dump = ""  # the state while hibernating; "" is a blank screen
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self.last_used = time.monotonic()
+        self.last_used = time.monotonic()  # by a client; output does not count
 
     @property
     def rows(self) -> int:
@@ -53,7 +55,6 @@ class Screen:
         return self._vt is not None
 
     def _live(self) -> Vt:
-        self.last_used = time.monotonic()
         vt = self._vt
         if vt is None:
             # Scrollback lives in the raw-byte ring (`Scrollback`); emulator
@@ -95,6 +96,7 @@ class Screen:
     def resize(self, rows: int, cols: int) -> None:
         if (rows, cols) == (self._rows, self._cols):
             return
+        self.last_used = time.monotonic()
         self._guarded(lambda vt: vt.resize(cols, rows), lambda: None)
         self._rows, self._cols = rows, cols
         if self._vt is not None and self._vt.size != (cols, rows):
@@ -103,10 +105,12 @@ class Screen:
 
     def lines(self) -> list[str]:
         """The visible screen, one string a row, trailing blanks trimmed."""
+        self.last_used = time.monotonic()
         return self._guarded(
             lambda vt: [line.text.rstrip() for line in vt.view()], lambda: [""] * self._rows
         )
 
     def repaint(self) -> str:
         """Escape sequences that redraw this screen (cursor and colours included)."""
+        self.last_used = time.monotonic()
         return self._guarded(lambda vt: vt.dump(), lambda: "")
