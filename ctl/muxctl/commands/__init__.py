@@ -6,10 +6,7 @@ report_not_running(), which answers for such a verb when nothing runs.
 The verbs are listed once, in `COMMANDS`, in the order `--help` shows them.
 """
 
-import argparse
-from collections.abc import Awaitable, Callable
 from types import ModuleType
-from typing import TYPE_CHECKING, Protocol
 
 from muxctl.commands import (
     capture,
@@ -23,17 +20,6 @@ from muxctl.commands import (
     status,
     upgrade,
 )
-
-if TYPE_CHECKING:
-    from muxctl.client import MuxClient
-
-
-class Command(Protocol):
-    NAME: str
-    HELP: str
-    add_arguments: Callable[[argparse.ArgumentParser], None]
-    run: "Callable[[argparse.Namespace, MuxClient], Awaitable[int]]"
-
 
 COMMANDS: tuple[ModuleType, ...] = (
     status,
