@@ -15,11 +15,17 @@ from mux import __version__
 from mux.busaddr import BusKind, choose_bus, socket_answers
 from mux.config import ConfigError, Settings, load_settings
 from mux.init.fds import make_inherited_fds_close_on_exec
+from mux.init.notify import Supervisor
 from mux.instance_lock import AlreadyLocked, take_instance_lock
 from mux.paths import Paths, RuntimeDirError, ensure_runtime_dir, resolve_paths
 from mux.protocol.exit_status import EX_ALREADY_RUNNING, EX_CONFIG, EX_UNAVAILABLE
+from mux.status_report import status_line
 
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+
+    from mux.attach.listener import AttachListener
+    from mux.panes.pane import Pane
     from mux.panes.table import PaneTable
 
 log = logging.getLogger("mux")
@@ -46,20 +52,41 @@ class Daemon:
     def __init__(self, settings: Settings, paths: Paths) -> None:
         self.settings = settings
         self.paths = paths
+        self.supervisor = Supervisor()
         self._private_bus: subprocess.Popen[bytes] | None = None
         self._stopping = asyncio.Event()
+        self._bus_kind = ""
+        self._status_pending = False
 
     def _bus_address(self) -> str:
         choice = choose_bus(self.paths)
+        self._bus_kind = str(choice.kind)
         if choice.kind is BusKind.PRIVATE and not socket_answers(self.paths.private_bus):
-            from mux.init.private_bus import PrivateBusError, start_private_bus
+            from mux.init.private_bus import (
+                START_TIMEOUT_SECONDS,
+                PrivateBusError,
+                start_private_bus,
+            )
 
+            self.supervisor.extend_timeout(START_TIMEOUT_SECONDS + 5)
             try:
                 self._private_bus = start_private_bus(self.paths.private_bus)
             except PrivateBusError as e:
                 raise StartupError(str(e)) from None
         log.info("using the %s bus at %s", choice.kind, choice.address)
         return choice.address
+
+    def _open_attach_socket(self, loop: asyncio.AbstractEventLoop) -> "AttachListener | None":
+        from mux.attach.listener import AttachListener
+        from mux.init.activation import ActivationError, attach_listener
+
+        try:
+            sock, origin = attach_listener(self.paths.attach_socket)
+        except (ActivationError, OSError) as e:
+            log.warning("no attach socket: %s", e)
+            return None
+        log.info("attach socket %s (%s)", self.paths.attach_socket, origin)
+        return AttachListener(sock, loop)
 
     async def run(self) -> int:
         from dbus_fast import NameFlag, RequestNameReply
@@ -70,6 +97,7 @@ class Daemon:
         from mux.protocol.names import BUS_NAME, ROOT_PATH
 
         loop = asyncio.get_running_loop()
+        attach = self._open_attach_socket(loop)
         address = self._bus_address()
         table = PaneTable(self.settings, os.environ, loop)
         if self._private_bus is not None:
@@ -82,6 +110,7 @@ class Daemon:
         manager = ManagerInterface(table)
         bus.export(ROOT_PATH, manager)
         table.add_observer(BusPublisher(bus, manager))
+        table.add_observer(_StatusObserver(lambda: self._report_status(table)))
         reply = await bus.request_name(BUS_NAME, NameFlag.DO_NOT_QUEUE)
         if reply not in (RequestNameReply.PRIMARY_OWNER, RequestNameReply.ALREADY_OWNER):
             bus.disconnect()
@@ -91,7 +120,8 @@ class Daemon:
             loop.add_signal_handler(signum, self._stopping.set)
         # A handler, not SIG_IGN: an ignored SIGHUP would be inherited by panes.
         loop.add_signal_handler(signal.SIGHUP, lambda: log.info("SIGHUP ignored"))
-        self._notify("READY=1")
+        self.supervisor.ready(status_line(list(table), self._bus_kind))
+        self.supervisor.start_watchdog(loop)
         log.info("mux %s ready: %s on the bus, pid %d", __version__, BUS_NAME, os.getpid())
 
         disconnected = asyncio.ensure_future(bus.wait_for_disconnect())  # type: ignore[no-untyped-call]
@@ -102,13 +132,28 @@ class Daemon:
             log.error("lost the connection to the bus; stopping")
             status = 1
         stopping.cancel()
-        self._notify("STOPPING=1")
+        self.supervisor.stopping()
+        if attach is not None:
+            attach.close()
         await self._shutdown(table)
+        self.supervisor.stop_watchdog()
         if not disconnected.done():
             bus.disconnect()
         disconnected.cancel()
         self._stop_private_bus()
         return status
+
+    def _report_status(self, table: "PaneTable") -> None:
+        """Coalesced: many pane events in one loop turn make one STATUS= message."""
+        if self._status_pending or not self.supervisor.active:
+            return
+        self._status_pending = True
+
+        def send() -> None:
+            self._status_pending = False
+            self.supervisor.status(status_line(list(table), self._bus_kind))
+
+        asyncio.get_running_loop().call_soon(send)
 
     def _private_bus_exited(self, status: int) -> None:
         log.error("the private dbus-daemon exited with status %d", status)
@@ -140,12 +185,25 @@ class Daemon:
         with contextlib.suppress(FileNotFoundError):
             self.paths.private_bus.unlink()
 
-    @staticmethod
-    def _notify(state: str) -> None:
-        if os.environ.get("NOTIFY_SOCKET"):
-            import sdnotify
 
-            sdnotify.SystemdNotifier().notify(state)
+class _StatusObserver:
+    """Any change to the pane table updates the status line."""
+
+    def __init__(self, changed: "Callable[[], None]") -> None:
+        self._changed = changed
+
+    def pane_added(self, pane: "Pane") -> None:
+        self._changed()
+
+    def pane_removed(self, pane: "Pane") -> None:
+        self._changed()
+
+    def pane_changed(self, pane: "Pane", properties: "Sequence[str]") -> None:
+        if "State" in properties:
+            self._changed()
+
+    def pane_exited(self, pane: "Pane") -> None:
+        self._changed()
 
 
 def _stderr_is_the_journal() -> bool:

@@ -285,7 +285,8 @@ def test_supervisor_variables_do_not_reach_panes(
                 "WATCHDOG_PID": "1",
             }
         )
-        assert notify.recv(4096) == b"READY=1", "muxd tells its supervisor it is ready"
+        ready = notify.recv(4096).split(b"\n")
+        assert ready[0] == b"READY=1", "muxd tells its supervisor it is ready"
         explicit = service.spawn(["sleep", "60"])
         shell = service.spawn(shell="sh")
         for pane_id in (explicit, shell):
@@ -294,7 +295,11 @@ def test_supervisor_variables_do_not_reach_panes(
             assert leaked == [], f"pane {pane_id} inherited {leaked}"
             assert "TERM" in env
         assert service.stop() == 0
-        assert notify.recv(4096) == b"STOPPING=1"
+        notify.settimeout(10)
+        messages = []
+        while b"STOPPING=1" not in messages:
+            messages.append(notify.recv(4096))  # STATUS= lines come first
+        assert all(m.startswith((b"STATUS=", b"STOPPING=1")) for m in messages), messages
     finally:
         notify.close()
 

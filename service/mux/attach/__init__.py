@@ -1,0 +1,1 @@
+"""The attach data plane on `<runtime>/mux.sock` (SPEC §4)."""

@@ -1,0 +1,86 @@
+"""What the service manager hears from muxd: readiness, status, stopping, watchdog.
+
+Under systemd (NOTIFY_SOCKET set) these go out as sd_notify messages; without
+a service manager every call does nothing. The watchdog is fed from a timer
+on the event loop, so a loop that is stuck stops feeding it and systemd
+restarts the service.
+"""
+
+import asyncio
+import logging
+import os
+from collections.abc import Mapping
+from typing import Protocol
+
+log = logging.getLogger(__name__)
+
+
+class _Notifier(Protocol):
+    def notify(self, state: str) -> None: ...
+
+
+class Supervisor:
+    def __init__(self, environ: Mapping[str, str] | None = None) -> None:
+        env = os.environ if environ is None else environ
+        self._notifier: _Notifier | None = None
+        if env.get("NOTIFY_SOCKET"):
+            import sdnotify
+
+            self._notifier = sdnotify.SystemdNotifier()
+        self.watchdog_interval = _watchdog_interval(env)
+        self._watchdog: asyncio.TimerHandle | None = None
+        self._last_status = ""
+
+    @property
+    def active(self) -> bool:
+        return self._notifier is not None
+
+    def _send(self, state: str) -> None:
+        if self._notifier is not None:
+            self._notifier.notify(state)
+
+    def ready(self, status: str | None = None) -> None:
+        self._send("READY=1" + (f"\nSTATUS={status}" if status else ""))
+
+    def reloading(self) -> None:
+        self._send("RELOADING=1")
+
+    def stopping(self) -> None:
+        self._send("STOPPING=1")
+
+    def status(self, text: str) -> None:
+        if text != self._last_status:
+            self._last_status = text
+            self._send(f"STATUS={text}")
+
+    def extend_timeout(self, seconds: float) -> None:
+        """Ask for more time for start-up or stop work that may take long."""
+        self._send(f"EXTEND_TIMEOUT_USEC={int(seconds * 1_000_000)}")
+
+    def start_watchdog(self, loop: asyncio.AbstractEventLoop) -> None:
+        if self.watchdog_interval is None or self._notifier is None:
+            return
+
+        def feed() -> None:
+            self._send("WATCHDOG=1")
+            assert self.watchdog_interval is not None
+            self._watchdog = loop.call_later(self.watchdog_interval, feed)
+
+        feed()
+
+    def stop_watchdog(self) -> None:
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            self._watchdog = None
+
+
+def _watchdog_interval(env: Mapping[str, str]) -> float | None:
+    """Half of WATCHDOG_USEC, if the watchdog is meant for this process."""
+    try:
+        usec = int(env.get("WATCHDOG_USEC", ""))
+    except ValueError:
+        return None
+    pid = env.get("WATCHDOG_PID")
+    if usec <= 0 or (pid and pid != str(os.getpid())):
+        return None
+    return usec / 2 / 1_000_000
