@@ -56,6 +56,10 @@ def main(argv: list[str] | None = None) -> int:
         check = getattr(args.handler, "check", None)
         if check is not None:
             check(args)  # a usage error must not start muxd
+        run_local = getattr(args.handler, "run_local", None)
+        if run_local is not None:
+            local_status: int = run_local(args)  # verbs that do not talk to the service
+            return local_status
         import asyncio
 
         return asyncio.run(_run(args))

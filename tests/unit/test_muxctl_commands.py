@@ -17,6 +17,8 @@ SPEC_VERBS = {
     "capture",
     "snapshot",
     "upgrade",
+    "install",
+    "uninstall",
 }
 
 
@@ -25,7 +27,10 @@ def test_each_verb_module_has_its_entry_points() -> None:
         assert isinstance(command.NAME, str) and command.NAME
         assert isinstance(command.HELP, str) and command.HELP
         command.add_arguments(argparse.ArgumentParser())
-        assert inspect.iscoroutinefunction(command.run), command.NAME
+        if hasattr(command, "run_local"):
+            assert callable(command.run_local), command.NAME
+        else:
+            assert inspect.iscoroutinefunction(command.run), command.NAME
         if hasattr(command, "check"):
             assert callable(command.check)
     assert len({command.NAME for command in COMMANDS}) == len(COMMANDS)

@@ -1,7 +1,8 @@
 """One module per verb, each exporting NAME, HELP, add_arguments() and run(),
 and optionally check(), which muxctl calls before it connects or starts muxd,
-STARTS_SERVICE = False for verbs that must not start the service, and
-report_not_running(), which answers for such a verb when nothing runs.
+STARTS_SERVICE = False for verbs that must not start the service,
+report_not_running(), which answers for such a verb when nothing runs, and
+run_local(args) instead of run() for verbs that do not talk to the service.
 
 The verbs are listed once, in `COMMANDS`, in the order `--help` shows them.
 """
@@ -10,6 +11,7 @@ from types import ModuleType
 
 from muxctl.commands import (
     capture,
+    install,
     kill,
     kill_if,
     ls,
@@ -18,6 +20,7 @@ from muxctl.commands import (
     snapshot,
     spawn,
     status,
+    uninstall,
     upgrade,
 )
 
@@ -32,4 +35,6 @@ COMMANDS: tuple[ModuleType, ...] = (
     capture,
     snapshot,
     upgrade,
+    install,
+    uninstall,
 )

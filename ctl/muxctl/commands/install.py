@@ -1,0 +1,77 @@
+"""muxctl install [--enable] [--now]: install mux's units for this user.
+
+Linux: the systemd user units and the D-Bus activation file, then
+`systemctl --user daemon-reload`; --enable starts mux at login, --now starts
+its socket right away. macOS: the launch agent; --enable loads it.
+"""
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from muxctl.errors import CtlError
+from muxctl.output import print_json
+
+NAME = "install"
+HELP = "install the systemd user units (launchd agent on macOS) for this user"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--enable", action="store_true", help="start mux at every login")
+    parser.add_argument("--now", action="store_true", help="start listening right away")
+
+
+def run_local(args: argparse.Namespace) -> int:
+    from mux.paths import resolve_paths
+    from muxctl.installation import launchd_file, systemd_files, write_file, xdg_dirs
+
+    if sys.platform == "darwin":
+        files = [launchd_file(Path(os.environ.get("HOME") or Path.home()), resolve_paths())]
+    else:
+        files = systemd_files(*xdg_dirs())
+    report = [{"path": str(f.path), "changed": write_file(f)} for f in files]
+    actions = _activate(args, files[0].path) if sys.platform == "darwin" else _systemd(args)
+    if args.json:
+        print_json({"files": report, "actions": actions})
+    else:
+        for entry in report:
+            print(f"{'wrote' if entry['changed'] else 'unchanged'} {entry['path']}")
+        for action in actions:
+            print(action)
+    return 0
+
+
+def _systemd(args: argparse.Namespace) -> list[str]:
+    from muxctl.systemd_user import manager_reachable, systemctl
+
+    if not manager_reachable():
+        return [
+            "no systemd user manager answers here: run 'systemctl --user daemon-reload' "
+            "in your session (muxctl starts muxd itself meanwhile)"
+        ]
+    steps: list[tuple[str, ...]] = [("daemon-reload",)]
+    if args.enable:
+        steps.append(("enable", "mux.socket", "mux.service"))
+    if args.now:
+        steps.append(("start", "mux.socket"))
+    done = []
+    for step in steps:
+        result = systemctl(*step)
+        if result.returncode != 0:
+            raise CtlError(f"systemctl --user {' '.join(step)} failed: {result.stderr.strip()}")
+        done.append(f"systemctl --user {' '.join(step)}")
+    return done
+
+
+def _activate(args: argparse.Namespace, plist: Path) -> list[str]:
+    if not (args.enable or args.now):
+        return []
+    target = f"gui/{os.getuid()}"
+    result = subprocess.run(
+        ["launchctl", "bootstrap", target, str(plist)], capture_output=True, text=True, check=False
+    )
+    if result.returncode != 0:
+        raise CtlError(f"launchctl bootstrap failed: {result.stderr.strip()}")
+    return [f"launchctl bootstrap {target} {plist}"]

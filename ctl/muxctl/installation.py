@@ -1,0 +1,112 @@
+"""What `muxctl install` writes, where, and how it is rendered from the shipped files.
+
+The shipped unit files (units/, launchd/) name /usr/bin paths, as a package
+installs them. For a user's own installation the commands are rewritten to
+run this installation's interpreter directly, never a shim (a pyenv shim adds
+~80 ms to every start and may pick another Python).
+"""
+
+import os
+import plistlib
+import shlex
+import sys
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from mux.paths import Paths
+
+UNIT_FILES = ("mux.service", "mux.socket")
+DBUS_SERVICE_FILE = "org.mux.Mux1.service"
+LAUNCHD_PLIST = "org.mux.muxd.plist"
+
+
+@dataclass(frozen=True)
+class InstalledFile:
+    path: Path
+    content: bytes
+
+
+def python() -> str:
+    return os.path.realpath(sys.executable)
+
+
+def muxd_argv() -> list[str]:
+    return [python(), "-m", "mux"]
+
+
+def muxctl_argv() -> list[str]:
+    return [python(), "-m", "muxctl"]
+
+
+def _shipped(directory: str, name: str) -> str:
+    return (resources.files("mux") / directory / name).read_text()
+
+
+def systemd_quote(argv: list[str]) -> str:
+    """A command line for ExecStart=: systemd expands % specifiers and C escapes."""
+
+    def one(arg: str) -> str:
+        escaped = arg.replace("\\", "\\\\").replace("%", "%%").replace('"', '\\"')
+        return f'"{escaped}"' if any(c.isspace() or c in "'\";" for c in arg) else escaped
+
+    return " ".join(one(arg) for arg in argv)
+
+
+def _rewrite(text: str, replacements: dict[str, str]) -> str:
+    lines = []
+    for line in text.splitlines():
+        key = line.split("=", 1)[0]
+        lines.append(f"{key}={replacements[key]}" if key in replacements else line)
+    return "\n".join(lines) + "\n"
+
+
+def systemd_files(config_home: Path, data_home: Path) -> list[InstalledFile]:
+    unit_dir = config_home / "systemd" / "user"
+    service = _rewrite(
+        _shipped("unitfiles", "mux.service"),
+        {
+            "ExecStart": systemd_quote(muxd_argv()),
+            "ExecReload": systemd_quote([*muxctl_argv(), "--no-start", "upgrade"]),
+        },
+    )
+    dbus = _rewrite(_shipped("unitfiles", DBUS_SERVICE_FILE), {"Exec": shlex.join(muxd_argv())})
+    return [
+        InstalledFile(unit_dir / "mux.service", service.encode()),
+        InstalledFile(unit_dir / "mux.socket", _shipped("unitfiles", "mux.socket").encode()),
+        InstalledFile(data_home / "dbus-1" / "services" / DBUS_SERVICE_FILE, dbus.encode()),
+    ]
+
+
+def launchd_file(home: Path, paths: Paths) -> InstalledFile:
+    plist = plistlib.loads(_shipped("launchdfiles", LAUNCHD_PLIST).encode())
+    plist["ProgramArguments"] = muxd_argv()
+    plist["Sockets"]["attach"]["SockPathName"] = str(paths.attach_socket)
+    plist["StandardOutPath"] = plist["StandardErrorPath"] = str(paths.runtime / "muxd.log")
+    return InstalledFile(home / "Library" / "LaunchAgents" / LAUNCHD_PLIST, plistlib.dumps(plist))
+
+
+def xdg_dirs(environ: dict[str, str] | None = None) -> tuple[Path, Path]:
+    """($XDG_CONFIG_HOME, $XDG_DATA_HOME), with their defaults."""
+    env = dict(os.environ) if environ is None else environ
+    home = Path(env.get("HOME") or Path.home())
+
+    def xdg(name: str, default: Path) -> Path:
+        value = env.get(name, "")
+        return Path(value) if os.path.isabs(value) else default
+
+    return xdg("XDG_CONFIG_HOME", home / ".config"), xdg("XDG_DATA_HOME", home / ".local" / "share")
+
+
+def write_file(file: InstalledFile) -> bool:
+    """Write atomically; False when the file already had exactly this content."""
+    try:
+        if file.path.read_bytes() == file.content:
+            return False
+    except OSError:
+        pass
+    file.path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = file.path.with_name(f".{file.path.name}.{os.getpid()}.tmp")
+    temporary.write_bytes(file.content)
+    os.replace(temporary, file.path)
+    return True
