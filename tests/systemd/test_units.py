@@ -1,0 +1,181 @@
+"""mux under a real systemd --user: install, activation, readiness, status, stop, restart."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+from pathlib import Path
+
+from tests.harness import pid_alive, wait_for
+from tests.systemd.conftest import UserSystemd
+
+
+def installed(sd: UserSystemd, *flags: str) -> None:
+    result = sd.muxctl("install", *flags)
+    assert result.returncode == 0, result.stderr
+    assert "daemon-reload" in result.stdout
+
+
+def test_install_writes_units_that_verify(user_systemd: UserSystemd) -> None:
+    installed(user_systemd)
+    unit_dir = user_systemd.home / ".config" / "systemd" / "user"
+    assert (unit_dir / "mux.service").is_file()
+    assert (unit_dir / "mux.socket").is_file()
+    dbus = user_systemd.home / ".local/share/dbus-1/services/org.mux.Mux1.service"
+    assert "SystemdService=mux.service" in dbus.read_text()
+    verify = subprocess.run(
+        [
+            "systemd-analyze",
+            "--user",
+            "verify",
+            str(unit_dir / "mux.service"),
+            str(unit_dir / "mux.socket"),
+        ],
+        env=user_systemd.env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert verify.returncode == 0, verify.stderr
+    assert user_systemd.show("mux.service", "Type") == "notify"
+    again = user_systemd.muxctl("install")
+    assert "unchanged" in again.stdout, "installing twice changes nothing"
+
+
+def test_shipped_units_verify(user_systemd: UserSystemd, tmp_path: Path) -> None:
+    """units/ as a package installs them (paths rewritten to programs that exist here)."""
+    root = Path(__file__).resolve().parents[2] / "units"
+    for name in ("mux.service", "mux.socket"):
+        text = (root / name).read_text().replace("/usr/bin/muxd", "/bin/true")
+        (tmp_path / name).write_text(text.replace("/usr/bin/muxctl", "/bin/true"))
+    verify = subprocess.run(
+        [
+            "systemd-analyze",
+            "--user",
+            "verify",
+            str(tmp_path / "mux.service"),
+            str(tmp_path / "mux.socket"),
+        ],
+        env=user_systemd.env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert verify.returncode == 0, verify.stderr
+
+
+def test_socket_activation_and_readiness(user_systemd: UserSystemd) -> None:
+    sd = user_systemd
+    installed(sd, "--now")
+    sd.wait_state("mux.socket", "active")
+    assert sd.show("mux.service", "ActiveState") == "inactive"
+    sock_path = sd.runtime / "mux" / "mux.sock"
+    assert (sock_path.stat().st_mode & 0o777) == 0o600
+    assert ((sd.runtime / "mux").stat().st_mode & 0o777) == 0o700
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+        client.settimeout(30)
+        client.connect(str(sock_path))
+        # The answer comes from muxd itself: it was started and given this socket.
+        assert client.recv(200).startswith(b"mux: ")
+    sd.wait_state("mux.service", "active")
+    assert "0 panes" in sd.show("mux.service", "StatusText")
+    assert sd.show("mux.service", "NRestarts") == "0"
+
+
+def test_dbus_activation_status_and_clean_stop(user_systemd: UserSystemd) -> None:
+    sd = user_systemd
+    installed(sd)
+    assert sd.show("mux.service", "ActiveState") == "inactive"
+    # A plain method call from an independent client starts it through the bus.
+    out = sd.busctl(
+        "call",
+        "org.mux.Mux1",
+        "/org/mux/Mux1",
+        "org.mux.Mux1.Manager",
+        "Spawn",
+        "a{sv}",
+        "1",
+        "argv",
+        "as",
+        "2",
+        "sleep",
+        "1000",
+    )
+    assert out.returncode == 0, out.stderr + sd.journal()[-2000:]
+    sd.wait_state("mux.service", "active")
+    wait_for(lambda: "1 pane" in sd.show("mux.service", "StatusText"), what="StatusText")
+    pane_pid = int(sd.muxctl("ls", "--json").stdout.split('"pid":')[1].split(",")[0])
+    assert pid_alive(pane_pid)
+    sd.systemctl("stop", "mux.service")
+    assert sd.show("mux.service", "Result") == "success"
+    assert sd.show("mux.service", "ActiveState") == "inactive"
+    wait_for(lambda: not pid_alive(pane_pid), what="the pane to end with the service")
+
+
+def test_type_notify_waits_for_ready(user_systemd: UserSystemd) -> None:
+    """The unit stays 'activating' until muxd says READY=1: here muxd is held stopped
+    (SIGSTOP) before it can start, so it cannot be ready."""
+    sd = user_systemd
+    installed(sd)
+    dropin = sd.home / ".config/systemd/user/mux.service.d"
+    dropin.mkdir(parents=True)
+    start = sd.show("mux.service", "ExecStart").split("argv[]=")[1].split(" ;")[0]
+    (dropin / "hold.conf").write_text(
+        f"[Service]\nExecStart=\nExecStart=/bin/sh -c 'kill -STOP $$$$; exec {start}'\n"
+    )
+    sd.systemctl("daemon-reload")
+    sd.systemctl("start", "--no-block", "mux.service")
+    wait_for(lambda: sd.main_pid() != 0, what="a main pid")
+    held = sd.main_pid()
+    wait_for(lambda: _stopped(held), what="the held process to stop itself")
+    assert sd.show("mux.service", "ActiveState") == "activating"
+    os.kill(held, signal.SIGCONT)
+    sd.wait_state("mux.service", "active")
+    assert sd.main_pid() == held, "READY came from muxd, exec'd in the same process"
+
+
+def _stopped(pid: int) -> bool:
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0] == "T"
+
+
+def test_killed_service_is_restarted(user_systemd: UserSystemd) -> None:
+    sd = user_systemd
+    installed(sd, "--now")
+    assert sd.muxctl("ls").returncode == 0  # activates it through the bus
+    sd.wait_state("mux.service", "active")
+    first = sd.main_pid()
+    os.kill(first, signal.SIGKILL)
+    wait_for(
+        lambda: (
+            sd.main_pid() not in (0, first) and sd.show("mux.service", "ActiveState") == "active"
+        ),
+        what="the restart",
+    )
+    assert sd.show("mux.service", "NRestarts") == "1"
+    assert sd.muxctl("status").returncode == 0
+
+
+def test_watchdog_restarts_a_stalled_service(user_systemd: UserSystemd) -> None:
+    sd = user_systemd
+    installed(sd)
+    dropin = sd.home / ".config/systemd/user/mux.service.d"
+    dropin.mkdir(parents=True)
+    (dropin / "watchdog.conf").write_text("[Service]\nWatchdogSec=2\nTimeoutAbortSec=2\n")
+    sd.systemctl("daemon-reload")
+    sd.systemctl("start", "mux.service")
+    stalled = sd.main_pid()
+    # A stopped process cannot feed the watchdog, just like a stuck event loop.
+    os.kill(stalled, signal.SIGSTOP)
+    wait_for(
+        lambda: (
+            sd.main_pid() not in (0, stalled) and sd.show("mux.service", "ActiveState") == "active"
+        ),
+        timeout=40,
+        what="the watchdog to restart mux",
+    )
+    # Nothing but the watchdog acts on a stopped process: it was killed and replaced.
+    assert sd.show("mux.service", "NRestarts") == "1"
+    wait_for(lambda: not pid_alive(stalled), what="the stalled muxd to be gone")
