@@ -80,7 +80,7 @@ def launchd_sockets(libsystem: ctypes.CDLL | None = None) -> list[socket.socket]
     activate.restype = ctypes.c_int
     fds = ctypes.POINTER(ctypes.c_int)()
     count = ctypes.c_size_t(0)
-    error = activate(LAUNCHD_SOCKET_NAME.encode(), ctypes.byref(fds), ctypes.byref(count))
+    error = activate(LAUNCHD_SOCKET_NAME.encode(), ctypes.pointer(fds), ctypes.pointer(count))
     if error:
         # ESRCH: not started by launchd; ENOENT: no such socket in the plist.
         return []

@@ -4,29 +4,42 @@ Under systemd (NOTIFY_SOCKET set) these go out as sd_notify messages; without
 a service manager every call does nothing. The watchdog is fed from a timer
 on the event loop, so a loop that is stuck stops feeding it and systemd
 restarts the service.
+
+The sender is a few lines of our own rather than the sdnotify package, which
+reads only os.environ, encodes as Latin-1 and hides every failure; here a
+failure to notify is logged (once), never silent.
 """
 
 import asyncio
 import logging
 import os
+import socket
 from collections.abc import Mapping
-from typing import Protocol
 
 log = logging.getLogger(__name__)
 
 
-class _Notifier(Protocol):
-    def notify(self, state: str) -> None: ...
+class _NotifySocket:
+    def __init__(self, address: str) -> None:
+        # "@name" is an abstract socket (systemd.exec(5)).
+        self._address = "\0" + address[1:] if address.startswith("@") else address
+        self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM | socket.SOCK_CLOEXEC)
+        self._failed = False
+
+    def notify(self, state: str) -> None:
+        try:
+            self._socket.sendto(state.encode(), self._address)
+        except OSError as e:
+            if not self._failed:
+                self._failed = True
+                log.error("cannot notify the service manager (%s): %s", state, e.strerror)
 
 
 class Supervisor:
     def __init__(self, environ: Mapping[str, str] | None = None) -> None:
         env = os.environ if environ is None else environ
-        self._notifier: _Notifier | None = None
-        if env.get("NOTIFY_SOCKET"):
-            import sdnotify
-
-            self._notifier = sdnotify.SystemdNotifier()
+        address = env.get("NOTIFY_SOCKET", "")
+        self._notifier = _NotifySocket(address) if address else None
         self.watchdog_interval = _watchdog_interval(env)
         self._watchdog: asyncio.TimerHandle | None = None
         self._last_status = ""
