@@ -121,12 +121,14 @@ class Service:
         self.env = env
         self.bus_address = bus_address or f"unix:path={self.runtime / 'bus'}"
         self.log_path = root / "muxd.log"
+        self._log_start = 0
         self.process: subprocess.Popen[bytes] | None = None
 
     # -- lifecycle ------------------------------------------------------------
 
     def start(self, wait: bool = True) -> Service:
         log = open(self.log_path, "ab")  # noqa: SIM115
+        self._log_start = log.tell()  # readiness is looked for in this run's lines
         self.process = subprocess.Popen(
             [sys.executable, "-m", "mux"],
             env=self.env,
@@ -148,7 +150,7 @@ class Service:
             assert self.process is not None
             if self.process.poll() is not None:
                 raise AssertionError(f"muxd exited with {self.process.returncode}:\n{self.log()}")
-            return "ready:" in self.log()
+            return "ready:" in self.log()[self._log_start :]
 
         wait_for(ready, what="muxd to become ready")
 
@@ -180,9 +182,7 @@ class Service:
         """muxd processes of this environment that this harness did not start itself."""
         mine = self.process.pid if self.process is not None else None
         return [
-            pid
-            for pid in self.own_processes()
-            if pid != mine and process_cmdline(pid)[1:3] == ["-m", "mux"]
+            pid for pid in self.own_processes() if pid != mine and _is_muxd(process_cmdline(pid))
         ]
 
     def stop_background(self, timeout: float = DEFAULT_TIMEOUT) -> list[int]:
@@ -356,6 +356,12 @@ def pid_alive(pid: int) -> bool:
     except FileNotFoundError:
         return False
     return fields[0] != "Z"
+
+
+def _is_muxd(cmdline: list[str]) -> bool:
+    """`python [-P] -m mux [...]`"""
+    args = [arg for arg in cmdline[1:] if arg != "-P"]
+    return args[:2] == ["-m", "mux"]
 
 
 def process_cmdline(pid: int) -> list[str]:

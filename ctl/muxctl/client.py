@@ -57,10 +57,11 @@ class MuxClient:
         *,
         interface: str = MANAGER_INTERFACE,
         path: str = ROOT_PATH,
+        destination: str = BUS_NAME,
     ) -> list[Any]:
         reply = await self.bus.call(
             Message(
-                destination=BUS_NAME,
+                destination=destination,
                 path=path,
                 interface=interface,
                 member=member,
@@ -187,7 +188,8 @@ def _rotate(log: Path) -> None:
 def _spawn_daemon(log_fd: int) -> "subprocess.Popen[bytes]":
     """muxd in the background, detached from this terminal, logging to the runtime dir."""
     return subprocess.Popen(
-        [sys.executable, "-m", "mux"],
+        # -P: never import from the working directory, whatever it holds.
+        [sys.executable, "-P", "-m", "mux"],
         # muxctl may run under a supervisor of its own (a terminal's systemd
         # scope, say): its notify socket and journal stream are not muxd's.
         env=without_service_variables(os.environ),

@@ -32,11 +32,12 @@ def python() -> str:
 
 
 def muxd_argv() -> list[str]:
-    return [python(), "-m", "mux"]
+    # -P: never import from the working directory (a unit's is $HOME).
+    return [python(), "-P", "-m", "mux"]
 
 
 def muxctl_argv() -> list[str]:
-    return [python(), "-m", "muxctl"]
+    return [python(), "-P", "-m", "muxctl"]
 
 
 def _shipped(directory: str, name: str) -> str:

@@ -1,4 +1,10 @@
-"""muxd: the service process. One asyncio loop; D-Bus control plane; PTY panes."""
+"""muxd: the service process. One asyncio loop; D-Bus control plane; PTY panes.
+
+`main` prepares what must exist before anything runs (configuration, runtime
+dir, the instance lock) and `Daemon` serves: it connects to the bus, exports
+the interfaces, tells the service manager it is ready, and on `Upgrade`
+re-executes itself in place (mux.init.upgrade).
+"""
 
 import argparse
 import asyncio
@@ -6,7 +12,6 @@ import contextlib
 import logging
 import os
 import signal
-import subprocess
 import sys
 import time
 from typing import IO, TYPE_CHECKING
@@ -18,6 +23,7 @@ from mux.init.fds import make_inherited_fds_close_on_exec
 from mux.init.notify import Supervisor
 from mux.instance_lock import AlreadyLocked, take_instance_lock
 from mux.paths import Paths, RuntimeDirError, ensure_runtime_dir, resolve_paths
+from mux.protocol.errors import Unavailable
 from mux.protocol.exit_status import EX_ALREADY_RUNNING, EX_CONFIG, EX_UNAVAILABLE
 from mux.status_report import status_line
 
@@ -25,6 +31,9 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from mux.attach.listener import AttachListener
+    from mux.dbus.publisher import MuxMessageBus
+    from mux.init.upgrade import Handover
+    from mux.panes.exits import Reapable
     from mux.panes.pane import Pane
     from mux.panes.table import PaneTable
 
@@ -49,72 +58,106 @@ def _take_instance_lock(paths: Paths) -> IO[bytes]:
 
 
 class Daemon:
-    def __init__(self, settings: Settings, paths: Paths) -> None:
+    def __init__(
+        self, settings: Settings, paths: Paths, lock: IO[bytes], resume: "Handover | None"
+    ) -> None:
         self.settings = settings
         self.paths = paths
         self.supervisor = Supervisor()
-        self._private_bus: subprocess.Popen[bytes] | None = None
-        self._stopping = asyncio.Event()
+        self._lock = lock
+        self._resume = resume
+        self._private_bus: Reapable | None = None
+        self._attach: AttachListener | None = None
+        self._bus: MuxMessageBus | None = None
+        self._bus_address = ""
         self._bus_kind = ""
+        self._stopping = asyncio.Event()
+        self._upgrading = False
         self._status_pending = False
 
-    def _bus_address(self) -> str:
+    # -- start ------------------------------------------------------------------
+
+    def _choose_bus(self) -> None:
         choice = choose_bus(self.paths)
-        self._bus_kind = str(choice.kind)
-        if choice.kind is BusKind.PRIVATE and not socket_answers(self.paths.private_bus):
-            from mux.init.private_bus import (
-                START_TIMEOUT_SECONDS,
-                PrivateBusError,
-                start_private_bus,
-            )
+        self._bus_address, self._bus_kind = choice.address, str(choice.kind)
+        if choice.kind is not BusKind.PRIVATE or self._private_bus is not None:
+            return
+        if socket_answers(self.paths.private_bus):
+            return  # left by a muxd that died: still good
+        from mux.init.private_bus import START_TIMEOUT_SECONDS, PrivateBusError, start_private_bus
 
-            self.supervisor.extend_timeout(START_TIMEOUT_SECONDS + 5)
-            try:
-                self._private_bus = start_private_bus(self.paths.private_bus)
-            except PrivateBusError as e:
-                raise StartupError(str(e)) from None
-        log.info("using the %s bus at %s", choice.kind, choice.address)
-        return choice.address
+        self.supervisor.extend_timeout(START_TIMEOUT_SECONDS + 5)
+        try:
+            self._private_bus = start_private_bus(self.paths.private_bus)
+        except PrivateBusError as e:
+            raise StartupError(str(e)) from None
 
-    def _open_attach_socket(self, loop: asyncio.AbstractEventLoop) -> "AttachListener | None":
+    def _open_attach_socket(self, loop: asyncio.AbstractEventLoop) -> None:
+        import socket
+
         from mux.attach.listener import AttachListener
         from mux.init.activation import ActivationError, attach_listener
 
+        if self._resume is not None and self._resume.attach_fd is not None:
+            sock = socket.socket(fileno=self._resume.attach_fd)
+            sock.set_inheritable(False)
+            self._attach = AttachListener(sock, loop)
+            return
         try:
             sock, origin = attach_listener(self.paths.attach_socket)
         except (ActivationError, OSError) as e:
             log.warning("no attach socket: %s", e)
-            return None
+            return
         log.info("attach socket %s (%s)", self.paths.attach_socket, origin)
-        return AttachListener(sock, loop)
+        self._attach = AttachListener(sock, loop)
 
-    async def run(self) -> int:
+    def _make_table(self, loop: asyncio.AbstractEventLoop) -> "PaneTable":
+        from mux.panes.process import ChildProcess
+        from mux.panes.table import PaneTable
+
+        if self._resume is None:
+            return PaneTable(self.settings, os.environ, loop)
+        table = PaneTable.resume(self._resume.table, self.settings, os.environ, loop)
+        if self._resume.private_bus_pid is not None:
+            self._private_bus = ChildProcess(self._resume.private_bus_pid)
+        return table
+
+    async def _connect(self, table: "PaneTable") -> None:
+        """Connect to the bus, publish the manager and every pane, own the name."""
         from dbus_fast import NameFlag, RequestNameReply
 
         from mux.dbus.manager_iface import ManagerInterface
         from mux.dbus.publisher import BusPublisher, MuxMessageBus
-        from mux.panes.table import PaneTable
         from mux.protocol.names import BUS_NAME, ROOT_PATH
 
-        loop = asyncio.get_running_loop()
-        attach = self._open_attach_socket(loop)
-        address = self._bus_address()
-        table = PaneTable(self.settings, os.environ, loop)
-        if self._private_bus is not None:
-            table.exits.watch(self._private_bus, self._private_bus_exited)
-        bus = MuxMessageBus(bus_address=address)
+        bus = MuxMessageBus(bus_address=self._bus_address)
         try:
             await bus.connect()
         except Exception as e:  # dbus-fast raises several types here
-            raise StartupError(f"cannot connect to the {address} bus: {e}") from None
-        manager = ManagerInterface(table)
+            raise StartupError(f"cannot connect to the {self._bus_kind} bus: {e}") from None
+        manager = ManagerInterface(table, upgrade=lambda: self._upgrade(table))
         bus.export(ROOT_PATH, manager)
-        table.add_observer(BusPublisher(bus, manager))
-        table.add_observer(_StatusObserver(lambda: self._report_status(table)))
+        publisher = BusPublisher(bus, manager)
+        for pane in table:
+            publisher.pane_added(pane)
+        table.replace_observer(BusPublisher, publisher)
         reply = await bus.request_name(BUS_NAME, NameFlag.DO_NOT_QUEUE)
         if reply not in (RequestNameReply.PRIMARY_OWNER, RequestNameReply.ALREADY_OWNER):
             bus.disconnect()
             raise StartupError(f"another service already owns {BUS_NAME} on this bus")
+        self._bus = bus
+
+    # -- serve ------------------------------------------------------------------
+
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        self._open_attach_socket(loop)
+        table = self._make_table(loop)
+        self._choose_bus()
+        if self._private_bus is not None:
+            table.exits.watch(self._private_bus, self._private_bus_exited)
+        table.add_observer(_StatusObserver(lambda: self._report_status(table)))
+        await self._connect(table)
 
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, self._stopping.set)
@@ -122,26 +165,119 @@ class Daemon:
         loop.add_signal_handler(signal.SIGHUP, lambda: log.info("SIGHUP ignored"))
         self.supervisor.ready(status_line(list(table), self._bus_kind))
         self.supervisor.start_watchdog(loop)
-        log.info("mux %s ready: %s on the bus, pid %d", __version__, BUS_NAME, os.getpid())
+        how = "resumed after an upgrade" if self._resume else "ready"
+        log.info("mux %s %s: %d panes, pid %d", __version__, how, len(table), os.getpid())
+        self._resume = None  # its fds are ours now
 
-        disconnected = asyncio.ensure_future(bus.wait_for_disconnect())  # type: ignore[no-untyped-call]
-        stopping = asyncio.ensure_future(self._stopping.wait())
-        await asyncio.wait({disconnected, stopping}, return_when=asyncio.FIRST_COMPLETED)
-        status = 0
-        if disconnected.done():
-            log.error("lost the connection to the bus; stopping")
-            status = 1
-        stopping.cancel()
+        status = await self._serve()
         self.supervisor.stopping()
-        if attach is not None:
-            attach.close()
+        if self._attach is not None:
+            self._attach.close()
         await self._shutdown(table)
         self.supervisor.stop_watchdog()
-        if not disconnected.done():
-            bus.disconnect()
-        disconnected.cancel()
+        if self._bus is not None and self._bus.connected:
+            self._bus.disconnect()
         self._stop_private_bus()
         return status
+
+    async def _serve(self) -> int:
+        """Until asked to stop (0) or the bus goes away (1); an upgrade's reconnect is no loss."""
+        stopping = asyncio.ensure_future(self._stopping.wait())
+        try:
+            while True:
+                assert self._bus is not None
+                bus = self._bus
+                lost = asyncio.ensure_future(bus.wait_for_disconnect())  # type: ignore[no-untyped-call]
+                await asyncio.wait({lost, stopping}, return_when=asyncio.FIRST_COMPLETED)
+                if stopping.done():
+                    lost.cancel()
+                    return 0
+                with contextlib.suppress(Exception):
+                    lost.result()
+                if self._bus is not bus or self._upgrading:
+                    continue  # an upgrade replaced the connection (or is doing so)
+                log.error("lost the connection to the bus; stopping")
+                return 1
+        finally:
+            stopping.cancel()
+
+    # -- upgrade ----------------------------------------------------------------
+
+    async def _upgrade(self, table: "PaneTable") -> None:
+        """Upgrade's D-Bus side: everything that can be refused is refused here, before
+        the reply; the exec follows on the next turn of the loop."""
+        from mux.init.upgrade import UpgradeError, muxd_argv, preflight
+
+        if self._upgrading:
+            raise Unavailable("an upgrade is already under way")
+        self._upgrading = True
+        try:
+            await preflight(muxd_argv(), table.exits)
+            self._handover(table).model_dump_json()  # proves the state can be handed over
+        except UpgradeError as e:
+            self._upgrading = False
+            log.error("upgrade refused: %s", e)
+            raise Unavailable(f"upgrade refused, mux keeps running: {e}") from None
+        except BaseException:
+            self._upgrading = False
+            raise
+        asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(self._reexec(table)))
+
+    def _handover(self, table: "PaneTable") -> "Handover":
+        from mux.init.upgrade import HANDOVER_FORMAT, Handover
+
+        return Handover(
+            format=HANDOVER_FORMAT,
+            lock_fd=self._lock.fileno(),
+            attach_fd=self._attach.socket.fileno() if self._attach is not None else None,
+            private_bus_pid=self._private_bus.pid if self._private_bus is not None else None,
+            table=table.handover_record(),
+        )
+
+    async def _reexec(self, table: "PaneTable") -> None:
+        from dbus_fast import Message
+
+        from mux.init.upgrade import exec_with
+
+        assert self._bus is not None
+        bus = self._bus
+        try:
+            # A round trip to the bus daemon: everything sent before it, the Upgrade
+            # reply among it, has been written once its answer is back.
+            await bus.call(
+                Message(
+                    destination="org.freedesktop.DBus",
+                    path="/org/freedesktop/DBus",
+                    interface="org.freedesktop.DBus",
+                    member="GetId",
+                )
+            )
+            self.supervisor.reloading()
+            self.supervisor.stop_watchdog()
+            bus.disconnect()
+            with contextlib.suppress(Exception):
+                await bus.wait_for_disconnect()  # type: ignore[no-untyped-call]
+            # From here to the exec nothing yields to the loop: no output is read
+            # after the state was captured.
+            table.end_closing_sessions()
+            handover = self._handover(table)
+            keep = [self._lock.fileno(), *(p.master_fd for p in table if p.master_fd is not None)]
+            if handover.attach_fd is not None:
+                keep.append(handover.attach_fd)
+            exec_with(handover, keep)  # returns only if the exec failed
+        except Exception as e:
+            log.exception("upgrade failed, this muxd goes on serving")
+            await self._recover_from_failed_upgrade(table, str(e))
+
+    async def _recover_from_failed_upgrade(self, table: "PaneTable", reason: str) -> None:
+        if self._bus is None or not self._bus.connected:
+            await self._connect(table)
+        self._upgrading = False
+        status = status_line(list(table), self._bus_kind)
+        self.supervisor.ready(f"upgrade failed ({reason}); {status}")
+        self.supervisor.start_watchdog(asyncio.get_running_loop())
+
+    # -- status -----------------------------------------------------------------
 
     def _report_status(self, table: "PaneTable") -> None:
         """Coalesced: many pane events in one loop turn make one STATUS= message."""
@@ -154,6 +290,8 @@ class Daemon:
             self.supervisor.status(status_line(list(table), self._bus_kind))
 
         asyncio.get_running_loop().call_soon(send)
+
+    # -- stop -------------------------------------------------------------------
 
     def _private_bus_exited(self, status: int) -> None:
         log.error("the private dbus-daemon exited with status %d", status)
@@ -174,14 +312,19 @@ class Daemon:
             await asyncio.sleep(0.05)
 
     def _stop_private_bus(self) -> None:
-        if self._private_bus is None:
+        process = self._private_bus
+        if process is None:
             return
-        self._private_bus.terminate()
-        try:
-            self._private_bus.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self._private_bus.kill()
-            self._private_bus.wait()
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + 5
+        while process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)  # shutting down: nothing else left to serve
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(process.pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(process.pid, 0)
         with contextlib.suppress(FileNotFoundError):
             self.paths.private_bus.unlink()
 
@@ -216,18 +359,37 @@ def _stderr_is_the_journal() -> bool:
     return (st.st_dev, st.st_ino) == (device, inode)
 
 
+def _check() -> int:
+    """--check: everything the service imports loads, and the configuration is valid."""
+    import mux.dbus.manager_iface
+    import mux.dbus.publisher
+    import mux.init.upgrade
+    import mux.panes.table  # noqa: F401
+
+    print(f"muxd {__version__}: ok")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    from mux.init.upgrade import RESUME_FLAG
+
     parser = argparse.ArgumentParser(prog="muxd", description="the mux terminal session service")
     parser.add_argument("--version", action="version", version=f"muxd {__version__}")
-    parser.parse_args(argv)
+    parser.add_argument("--check", action="store_true", help="check the installation and config")
+    parser.add_argument(RESUME_FLAG, type=int, metavar="FD", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    resume_fd: int | None = args.resume_from
 
-    make_inherited_fds_close_on_exec()
+    if resume_fd is None:
+        make_inherited_fds_close_on_exec()
     paths = resolve_paths()
     try:
         settings = load_settings(paths.config_file)
     except ConfigError as e:
         print(f"muxd: {e}", file=sys.stderr)
         return EX_CONFIG
+    if args.check:
+        return _check()
     # The journal stamps each line itself; a log file needs the time written.
     stamp = "" if _stderr_is_the_journal() else "%(asctime)s "
     logging.basicConfig(
@@ -235,9 +397,21 @@ def main(argv: list[str] | None = None) -> int:
         format=stamp + "%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    resume: Handover | None = None
+    lock: IO[bytes]
     try:
-        ensure_runtime_dir(paths)
-        lock = _take_instance_lock(paths)
+        if resume_fd is not None:
+            from mux.init.upgrade import UpgradeError, read_handover
+
+            try:
+                resume = read_handover(resume_fd)
+            except UpgradeError as e:
+                raise StartupError(str(e)) from None
+            lock = os.fdopen(resume.lock_fd, "ab")  # still locked: the same open file
+            make_inherited_fds_close_on_exec()
+        else:
+            ensure_runtime_dir(paths)
+            lock = _take_instance_lock(paths)
     except RuntimeDirError as e:
         print(f"muxd: {e}", file=sys.stderr)
         return EX_UNAVAILABLE
@@ -248,7 +422,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"muxd: cannot prepare {paths.runtime}: {e.strerror}", file=sys.stderr)
         return EX_UNAVAILABLE
     try:
-        return asyncio.run(Daemon(settings, paths).run())
+        return asyncio.run(Daemon(settings, paths, lock, resume).run())
     except StartupError as e:
         print(f"muxd: {e}", file=sys.stderr)
         return e.exit_status

@@ -613,7 +613,6 @@ def test_not_supported_methods(service: Service) -> None:
     refused(service, "NotSupported", "OpenAttach", "t", [pane_id])
     refused(service, "NoSuchPane", "OpenAttach", "t", [pane_id + 100])
     refused(service, "NotSupported", "Snapshot")
-    refused(service, "NotSupported", "Upgrade")
 
     gdbus_refused(service, "NotSupported", f"{MANAGER}.KillIf", str(pane_id), "@ay []", "@as []")
     gdbus_refused(
@@ -622,7 +621,6 @@ def test_not_supported_methods(service: Service) -> None:
     gdbus_refused(service, "NotSupported", f"{MANAGER}.OpenAttach", str(pane_id))
     gdbus_refused(service, "NoSuchPane", f"{MANAGER}.OpenAttach", "999")
     gdbus_refused(service, "NotSupported", f"{MANAGER}.Snapshot")
-    gdbus_refused(service, "NotSupported", f"{MANAGER}.Upgrade")
     result = service.busctl("call", BUS_NAME, ROOT, MANAGER, "Snapshot", check=False)
     assert result.returncode != 0 and "snapshot" in result.stderr.lower()
     # Refusing changed nothing: the pane still runs.
@@ -662,7 +660,7 @@ def test_every_error_name_this_version_produces(service: Service) -> None:
         e = refused(service, "PreconditionFailed", member, signature, body)
         assert "exited" in e.message
     # NotSupported
-    refused(service, "NotSupported", "Upgrade")
+    refused(service, "NotSupported", "Snapshot")
 
     # The same names reach an independent client.
     gdbus_refused(service, "NoSuchPane", f"{MANAGER}.GetScreen", "42")

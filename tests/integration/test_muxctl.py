@@ -437,7 +437,7 @@ def test_capture_of_an_exited_pane_keeps_its_last_output(service: Service) -> No
 # -- verbs this version refuses ------------------------------------------------
 
 
-def test_kill_if_snapshot_upgrade_are_not_supported(service: Service) -> None:
+def test_kill_if_and_snapshot_are_not_supported(service: Service) -> None:
     bound = json.loads(ok(service.muxctl("spawn", "--json", "--bind-instance", "--", *SLEEPER)))
     pane, instance = str(bound["id"]), bound["instance"]
     for args in (
@@ -446,8 +446,6 @@ def test_kill_if_snapshot_upgrade_are_not_supported(service: Service) -> None:
         ("--json", "kill-if", pane, "--instance", instance),
         ("snapshot",),
         ("snapshot", "--json"),
-        ("upgrade",),
-        ("upgrade", "--json"),
     ):
         assert_fails(service.muxctl(*args), 1, "not available")
     assert ls_json(service)[bound["id"]]["state"] == "running", "kill-if killed nothing"

@@ -179,3 +179,22 @@ def test_watchdog_restarts_a_stalled_service(user_systemd: UserSystemd) -> None:
     # Nothing but the watchdog acts on a stopped process: it was killed and replaced.
     assert sd.show("mux.service", "NRestarts") == "1"
     wait_for(lambda: not pid_alive(stalled), what="the stalled muxd to be gone")
+
+
+def test_reload_is_a_graceful_upgrade(user_systemd: UserSystemd) -> None:
+    sd = user_systemd
+    installed(sd, "--now")
+    first = sd.muxctl("spawn", "--", "sh", "-c", "echo before-reload; exec sleep 600")
+    assert first.returncode == 0, first.stderr
+    sd.wait_state("mux.service", "active")
+    main_pid = sd.main_pid()
+    pane_pid = int(sd.muxctl("ls", "--json").stdout.split('"pid":')[1].split(",")[0])
+    sd.systemctl("reload", "mux.service")
+    assert sd.show("mux.service", "ActiveState") == "active"
+    assert sd.main_pid() == main_pid, "the same process, re-executed"
+    assert pid_alive(pane_pid)
+    assert "before-reload" in sd.muxctl("capture", "1").stdout
+    second = sd.muxctl("spawn", "--", "true")
+    assert second.stdout.strip() == "2", "ids continue upward"
+    assert sd.show("mux.service", "NRestarts") == "0"
+    wait_for(lambda: "2 panes" in sd.show("mux.service", "StatusText"), what="StatusText")

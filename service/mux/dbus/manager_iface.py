@@ -4,6 +4,7 @@ Each method is thin on purpose: argument checks live in `mux.protocol`, the
 work in `mux.panes`, and error translation in `mux.dbus.errors`.
 """
 
+from collections.abc import Awaitable, Callable
 from typing import Annotated
 
 from dbus_fast import PropertyAccess, Variant
@@ -38,9 +39,12 @@ def pane_summary(pane: Pane) -> dict[str, Variant]:
 
 
 class ManagerInterface(ServiceInterface):
-    def __init__(self, table: PaneTable) -> None:
+    def __init__(
+        self, table: PaneTable, upgrade: Callable[[], Awaitable[None]] | None = None
+    ) -> None:
         super().__init__(MANAGER_INTERFACE)
         self.table = table
+        self._upgrade = upgrade
 
     # -- properties -----------------------------------------------------------
 
@@ -127,5 +131,8 @@ class ManagerInterface(ServiceInterface):
 
     @dbus_method()
     @replies_with_dbus_errors
-    def Upgrade(self) -> None:
-        raise NotSupported("graceful upgrade is not available in this version of mux")
+    async def Upgrade(self) -> None:
+        """Answers once the new program has proved it starts; the exec follows the reply."""
+        if self._upgrade is None:
+            raise NotSupported("graceful upgrade is not available in this muxd")
+        await self._upgrade()

@@ -19,6 +19,7 @@ from enum import StrEnum
 from typing import Protocol
 
 from mux.panes.exits import Reapable
+from mux.panes.handover import PaneRecord
 from mux.panes.process import set_window_size
 from mux.protocol.errors import InvalidArgument, PreconditionFailed, Unavailable
 from mux.protocol.spawn_options import LaunchKind
@@ -62,7 +63,7 @@ class Pane:
         window: int,
         launch: Launch,
         process: "Reapable",
-        master_fd: int,
+        master_fd: int | None,
         cwd: str,
         title: str,
         title_explicit: bool,
@@ -95,7 +96,91 @@ class Pane:
         self._sinks: list[OutputSink] = []
         self._loop = loop
         self._observer = observer
-        loop.add_reader(master_fd, self._on_readable)
+        if master_fd is not None:
+            loop.add_reader(master_fd, self._on_readable)
+
+    # -- graceful upgrade -----------------------------------------------------
+
+    @property
+    def master_fd(self) -> int | None:
+        return self._master_fd
+
+    def handover_record(self) -> PaneRecord:
+        """Everything this pane is, for the muxd that follows an exec."""
+        self.catch_up_screen()
+        dump, decoder_pending = self.screen.dump_state()
+        return PaneRecord(
+            id=self.id,
+            window=self.window,
+            pid=self.pid,
+            kind=self.launch.kind,
+            argv=list(self.launch.argv),
+            program=self.launch.program,
+            env_overrides=list(self.launch.env_overrides),
+            cwd=self.cwd,
+            cwd_source=self.cwd_source,
+            title=self.title,
+            title_explicit=self.title_explicit,
+            running=self.is_running,
+            exit_status=self.exit_status,
+            rows=self.rows,
+            cols=self.cols,
+            master_fd=self._master_fd,
+            scrollback=self.scrollback.contents(),
+            scrollback_total=self.scrollback.total,
+            screen_dump=dump,
+            decoder_pending=decoder_pending,
+            input_backlog=bytes(self._input_backlog),
+        )
+
+    @classmethod
+    def resume(
+        cls,
+        record: PaneRecord,
+        process: "Reapable",
+        *,
+        scrollback_bytes: int,
+        max_input_backlog: int,
+        loop: asyncio.AbstractEventLoop,
+        observer: PaneObserver,
+    ) -> "Pane":
+        """The pane a previous muxd handed over, on the terminal fd it left open."""
+        pane = cls(
+            pane_id=record.id,
+            window=record.window,
+            launch=Launch(
+                kind=record.kind,
+                argv=tuple(record.argv),
+                program=record.program,
+                env_overrides=tuple(record.env_overrides),
+            ),
+            process=process,
+            master_fd=record.master_fd,
+            cwd=record.cwd,
+            title=record.title,
+            title_explicit=record.title_explicit,
+            rows=record.rows,
+            cols=record.cols,
+            scrollback_bytes=scrollback_bytes,
+            max_input_backlog=max_input_backlog,
+            loop=loop,
+            observer=observer,
+        )
+        pane.cwd_source = record.cwd_source
+        if not record.running:
+            pane.state = PaneState.EXITED
+            pane.exit_status = record.exit_status
+        pane.screen = Screen.from_dump(
+            record.rows, record.cols, record.screen_dump, record.decoder_pending
+        )
+        pane.scrollback = Scrollback.restored(
+            scrollback_bytes, record.scrollback, record.scrollback_total
+        )
+        if record.input_backlog and record.master_fd is not None:
+            pane._input_backlog += record.input_backlog
+            pane._writing = True
+            loop.add_writer(record.master_fd, pane._on_writable)
+        return pane
 
     # -- properties -----------------------------------------------------------
 

@@ -7,6 +7,7 @@ exiting and being removed.
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 import pwd
@@ -18,8 +19,15 @@ from typing import Protocol
 from mux.config import Settings
 from mux.panes.environment import pane_environment
 from mux.panes.exits import ExitWatcher
+from mux.panes.handover import TableRecord
 from mux.panes.pane import Launch, Pane, PaneObserver
-from mux.panes.process import StartedProcess, check_directory, resolve_program, start_on_pty
+from mux.panes.process import (
+    ChildProcess,
+    StartedProcess,
+    check_directory,
+    resolve_program,
+    start_on_pty,
+)
 from mux.panes.screen_sweeper import ScreenSweeper
 from mux.panes.session import kill_session, sessions_members
 from mux.protocol.errors import InvalidArgument, NoSuchPane
@@ -47,6 +55,13 @@ class IdSpace:
         self._next_pane = 1
         self._next_window = 1
 
+    @classmethod
+    def restored(cls, token: bytes, next_pane: int, next_window: int) -> "IdSpace":
+        """The same id space, carried across a graceful upgrade (SPEC §5)."""
+        ids = cls()
+        ids.token, ids._next_pane, ids._next_window = token, next_pane, next_window
+        return ids
+
     @property
     def next_pane_id(self) -> int:
         """The id the next pane will get (a failed spawn does not use one up)."""
@@ -56,6 +71,10 @@ class IdSpace:
         pane_id = self._next_pane
         self._next_pane += 1
         return pane_id
+
+    @property
+    def next_window_id(self) -> int:
+        return self._next_window
 
     def new_window_id(self) -> int:
         window_id = self._next_window
@@ -69,6 +88,10 @@ def login_shell() -> str:
     except KeyError:
         shell = ""
     return shell or os.environ.get("SHELL") or "/bin/sh"
+
+
+def _log_reaped(pid: int, status: int) -> None:
+    log.info("a closed pane's program (pid %d) ended (%d)", pid, status)
 
 
 class PaneTable:
@@ -96,6 +119,11 @@ class PaneTable:
     # -- observers ------------------------------------------------------------
 
     def add_observer(self, observer: TableObserver) -> None:
+        self._observers.append(observer)
+
+    def replace_observer(self, kind: type, observer: TableObserver) -> None:
+        """Swap the observer of this kind (a new bus connection's publisher, say)."""
+        self._observers = [o for o in self._observers if not isinstance(o, kind)]
         self._observers.append(observer)
 
     def pane_changed(self, pane: Pane, properties: Sequence[str]) -> None:
@@ -258,6 +286,50 @@ class PaneTable:
         self._sweeper.stop()
         for pane in list(self._panes.values()):
             self.close(pane.id)
+
+    # -- graceful upgrade -----------------------------------------------------
+
+    def handover_record(self) -> TableRecord:
+        """The table for the next muxd. The caller ends the sessions of closed panes
+        first (an upgrade cuts their grace short); their programs still need reaping."""
+        closing = list(self._closing.values())
+        return TableRecord(
+            token=self.ids.token.hex(),
+            next_pane=self.ids.next_pane_id,
+            next_window=self.ids.next_window_id,
+            panes=[pane.handover_record() for pane in self._panes.values()],
+            reap=[pane.pid for pane in closing if pane.process.returncode is None],
+        )
+
+    @classmethod
+    def resume(
+        cls,
+        record: TableRecord,
+        settings: Settings,
+        service_env: Mapping[str, str],
+        loop: asyncio.AbstractEventLoop,
+    ) -> "PaneTable":
+        table = cls(settings, service_env, loop)
+        table.ids = IdSpace.restored(
+            bytes.fromhex(record.token), record.next_pane, record.next_window
+        )
+        for pane_record in record.panes:
+            process = ChildProcess(pane_record.pid)
+            pane = Pane.resume(
+                pane_record,
+                process,
+                scrollback_bytes=settings.scrollback_bytes,
+                max_input_backlog=settings.max_input_backlog_bytes,
+                loop=loop,
+                observer=table,
+            )
+            table._panes[pane.id] = pane
+            table._windows.setdefault(pane.window, set()).add(pane.id)
+            if pane.is_running:
+                table.exits.watch(process, pane.process_exited)
+        for pid in record.reap:
+            table.exits.watch(ChildProcess(pid), functools.partial(_log_reaped, pid))
+        return table
 
     def end_closing_sessions(self) -> None:
         """At stop: end the sessions of closed panes without waiting out their grace."""

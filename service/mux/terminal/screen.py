@@ -82,6 +82,20 @@ class Screen:
             self._dump = ""
             return fallback()
 
+    @classmethod
+    def from_dump(cls, rows: int, cols: int, dump: str, decoder_pending: bytes) -> "Screen":
+        """A screen as another process left it: hibernated, woken on first use."""
+        screen = cls(rows, cols)
+        screen._dump = dump
+        screen._decoder.setstate((decoder_pending, 0))
+        return screen
+
+    def dump_state(self) -> tuple[str, bytes]:
+        """(the dump that recreates the screen, bytes of a UTF-8 sequence begun but not ended)."""
+        dump = self._guarded(lambda vt: vt.dump(), lambda: "") if self._vt else self._dump
+        pending, _ = self._decoder.getstate()
+        return dump, pending
+
     def hibernate(self) -> None:
         """Give the emulator's memory back; the next use recreates it exactly."""
         if self._vt is not None:

@@ -17,6 +17,13 @@ class Scrollback:
         self._size = 0
         self.total = 0  # bytes ever appended: an offset clients can resume from
 
+    @classmethod
+    def restored(cls, limit: int, contents: bytes, total: int) -> "Scrollback":
+        ring = cls(limit)
+        ring.append(contents)
+        ring.total = total
+        return ring
+
     def __len__(self) -> int:
         return self._size
 

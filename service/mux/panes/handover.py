@@ -1,0 +1,49 @@
+"""What a pane table hands to the next muxd across a graceful upgrade's execve.
+
+Everything a pane is, in a form that survives the exec: its terminal stays
+the same open fd (inherited), its process stays our child; the screen goes
+as avt's dump, which recreates it exactly, and the history as raw bytes.
+"""
+
+from pydantic import BaseModel, ConfigDict
+
+from mux.protocol.spawn_options import LaunchKind
+
+
+class _Record(BaseModel):
+    # Bytes travel as base64 in the JSON handover.
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, ser_json_bytes="base64", val_json_bytes="base64"
+    )
+
+
+class PaneRecord(_Record):
+    id: int
+    window: int
+    pid: int
+    kind: LaunchKind
+    argv: list[str]
+    program: str
+    env_overrides: list[tuple[str, str]]
+    cwd: str
+    cwd_source: str
+    title: str
+    title_explicit: bool
+    running: bool
+    exit_status: int
+    rows: int
+    cols: int
+    master_fd: int | None
+    scrollback: bytes
+    scrollback_total: int
+    screen_dump: str
+    decoder_pending: bytes
+    input_backlog: bytes
+
+
+class TableRecord(_Record):
+    token: str  # hex
+    next_pane: int
+    next_window: int
+    panes: list[PaneRecord]
+    reap: list[int]  # programs of closed panes, killed but not yet reaped
