@@ -811,3 +811,18 @@ def test_muxctl_never_talks_to_a_bus_in_a_shared_runtime_dir(bare: Service) -> N
     finally:
         impostor_bus.terminate()
         impostor_bus.wait()
+
+
+def test_doctor_without_systemd(bare: Service) -> None:
+    healthy = bare.muxctl("doctor", "--json")
+    assert healthy.returncode == 0, healthy.stdout
+    checks = {f["check"]: f["status"] for f in json.loads(healthy.stdout)}
+    assert checks["configuration"] == "ok"
+    assert checks["service"] == "warn", "not running is worth knowing, not a failure"
+    nothing_started(bare)
+    config = bare.config_home / "mux" / "config.toml"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text("scrollback_bytes = 'lots'\n")
+    broken = bare.muxctl("doctor")
+    assert broken.returncode == 1
+    assert "fail  configuration" in broken.stdout and "scrollback_bytes" in broken.stdout

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -198,3 +199,24 @@ def test_reload_is_a_graceful_upgrade(user_systemd: UserSystemd) -> None:
     assert second.stdout.strip() == "2", "ids continue upward"
     assert sd.show("mux.service", "NRestarts") == "0"
     wait_for(lambda: "2 panes" in sd.show("mux.service", "StatusText"), what="StatusText")
+
+
+def test_doctor_reports_what_is_installed_and_running(user_systemd: UserSystemd) -> None:
+    sd = user_systemd
+    installed(sd, "--now", "--enable")
+    assert sd.muxctl("ls").returncode == 0
+    report = sd.muxctl("doctor", "--json")
+    assert report.returncode == 0, report.stdout + report.stderr
+    findings = {f["check"]: f for f in json.loads(report.stdout)}
+    assert findings["mux.service"]["status"] == "ok"
+    assert findings["mux.service"]["detail"] == "active, enabled"
+    assert findings["mux.socket"]["detail"] == "active, enabled"
+    assert findings["service"]["detail"].startswith("mux ")
+    assert findings["bus"]["detail"].startswith("the ")
+    # A unit that names an interpreter that is gone is a failure, with the fix.
+    unit = sd.home / ".config/systemd/user/mux.service"
+    unit.write_text(unit.read_text().replace("ExecStart=", "ExecStart=/nonexistent/python "))
+    broken = sd.muxctl("doctor")
+    assert broken.returncode == 1
+    assert "fail  mux.service" in broken.stdout
+    assert "fix: muxctl install" in broken.stdout

@@ -19,6 +19,7 @@ SPEC_VERBS = {
     "upgrade",
     "install",
     "uninstall",
+    "doctor",
 }
 
 

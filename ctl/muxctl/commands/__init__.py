@@ -11,6 +11,7 @@ from types import ModuleType
 
 from muxctl.commands import (
     capture,
+    doctor,
     install,
     kill,
     kill_if,
@@ -37,4 +38,5 @@ COMMANDS: tuple[ModuleType, ...] = (
     upgrade,
     install,
     uninstall,
+    doctor,
 )

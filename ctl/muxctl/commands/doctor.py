@@ -1,0 +1,150 @@
+"""muxctl doctor: what is installed and running, which bus is used, what is wrong and the fix.
+
+Each check says ok, warn or fail, with a fix for anything that is not ok.
+Exit status 1 when something failed.
+"""
+
+import argparse
+import asyncio
+import os
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from muxctl.output import print_json
+
+NAME = "doctor"
+HELP = "check the installation, the bus and the service, and say how to fix problems"
+
+
+@dataclass(frozen=True)
+class Finding:
+    check: str
+    status: str  # "ok" | "warn" | "fail"
+    detail: str
+    fix: str = ""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    pass
+
+
+def _config() -> Finding:
+    from mux.config import ConfigError, load_settings
+    from mux.paths import resolve_paths
+
+    path = resolve_paths().config_file
+    try:
+        load_settings(path)
+    except ConfigError as e:
+        return Finding("configuration", "fail", str(e), f"correct {path}")
+    where = str(path) if path.exists() else f"defaults ({path} does not exist)"
+    return Finding("configuration", "ok", where)
+
+
+def _runtime_dir() -> Finding:
+    from mux.paths import RuntimeDirError, check_private_dir, resolve_paths
+
+    runtime = resolve_paths().runtime
+    if not runtime.exists():
+        return Finding("runtime dir", "ok", f"{runtime} (created when mux starts)")
+    try:
+        check_private_dir(runtime)
+    except RuntimeDirError as e:
+        return Finding("runtime dir", "fail", str(e), f"remove {runtime} or fix its mode")
+    return Finding("runtime dir", "ok", str(runtime))
+
+
+def _installed_file(label: str, path: Path) -> Finding:
+    if not path.exists():
+        return Finding(label, "warn", f"{path} is not installed", "muxctl install")
+    text = path.read_text(errors="replace")
+    for line in text.splitlines():
+        key, _, value = line.partition("=")
+        if key in ("ExecStart", "Exec") and value:
+            program = value.split()[0].strip('"')
+            if not os.access(program, os.X_OK):
+                return Finding(
+                    label,
+                    "fail",
+                    f"{path} runs {program}, which does not exist",
+                    "muxctl install (it rewrites the file for this installation)",
+                )
+    return Finding(label, "ok", str(path))
+
+
+def _systemd() -> list[Finding]:
+    from muxctl.installation import DBUS_SERVICE_FILE, xdg_dirs
+    from muxctl.systemd_user import manager_reachable, systemctl
+
+    config_home, data_home = xdg_dirs()
+    findings = [
+        _installed_file("mux.service", config_home / "systemd/user/mux.service"),
+        _installed_file("mux.socket", config_home / "systemd/user/mux.socket"),
+        _installed_file("D-Bus activation", data_home / "dbus-1/services" / DBUS_SERVICE_FILE),
+    ]
+    if not manager_reachable():
+        findings.append(
+            Finding(
+                "systemd",
+                "warn",
+                "no systemd user manager answers here",
+                "nothing to do where there is none: muxctl starts muxd itself",
+            )
+        )
+        return findings
+    for unit in ("mux.socket", "mux.service"):
+        active = systemctl("is-active", unit).stdout.strip()
+        enabled = systemctl("is-enabled", unit).stdout.strip() or "not installed"
+        if active == "failed":
+            fix = f"journalctl --user -u {unit} says why; systemctl --user restart {unit}"
+            findings.append(Finding(unit, "fail", f"{active}, {enabled}", fix))
+        else:
+            findings.append(Finding(unit, "ok", f"{active}, {enabled}"))
+    return findings
+
+
+def _launchd() -> list[Finding]:
+    from muxctl.installation import LAUNCHD_PLIST
+
+    home = Path(os.environ.get("HOME") or Path.home())
+    return [_installed_file("launch agent", home / "Library/LaunchAgents" / LAUNCHD_PLIST)]
+
+
+async def _service() -> list[Finding]:
+    from mux.busaddr import choose_bus
+    from mux.paths import resolve_paths
+    from muxctl.client import connect
+    from muxctl.errors import CtlError, NotRunning
+
+    choice = choose_bus(resolve_paths())
+    findings = [Finding("bus", "ok", f"the {choice.kind} bus, {choice.address}")]
+    try:
+        client = await connect(autostart=False)
+    except NotRunning as e:
+        findings.append(Finding("service", "warn", str(e), "muxctl ls starts it"))
+        return findings
+    except CtlError as e:
+        findings.append(Finding("service", "fail", e.message, "see the message"))
+        return findings
+    try:
+        version = await client.get_property("Version")
+        (panes,) = await client.call("ListPanes")
+    finally:
+        client.close()
+    findings.append(Finding("service", "ok", f"mux {version}, {len(panes)} panes"))
+    return findings
+
+
+def run_local(args: argparse.Namespace) -> int:
+    findings = [_config(), _runtime_dir()]
+    findings += _launchd() if sys.platform == "darwin" else _systemd()
+    findings += asyncio.run(_service())
+    if args.json:
+        print_json([asdict(f) for f in findings])
+    else:
+        for f in findings:
+            print(f"{f.status:4}  {f.check}: {f.detail}")
+            if f.fix:
+                print(f"      fix: {f.fix}")
+    return 1 if any(f.status == "fail" for f in findings) else 0
