@@ -34,6 +34,16 @@ T = TypeVar("T")
 DEFAULT_TIMEOUT = 15.0
 
 
+def outside_environment() -> dict[str, str]:
+    """This process's environment without anything that would tie a test to the
+    developer's own mux, bus, XDG directories or service manager."""
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("MUX_", "DBUS_", "XDG_", "LISTEN_", "NOTIFY_", "WATCHDOG_"))
+    }
+
+
 def wait_for(
     condition: Callable[[], T], timeout: float = DEFAULT_TIMEOUT, what: str = "condition"
 ) -> T:
@@ -103,11 +113,7 @@ class Service:
         if config is not None:
             (self.config_home / "mux").mkdir(exist_ok=True)
             (self.config_home / "mux" / "config.toml").write_text(config)
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("MUX_", "DBUS_", "XDG_", "LISTEN_", "NOTIFY_", "WATCHDOG_"))
-        }
+        env = outside_environment()
         env.update(
             HOME=str(self.home),
             XDG_RUNTIME_DIR=str(self.xdg_runtime),

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.harness import temp_root, wait_for
+from tests.harness import outside_environment, temp_root, wait_for
 
 SYSTEMD = "/usr/lib/systemd/systemd"
 
@@ -43,11 +43,7 @@ class UserSystemd:
         self.runtime = root / "run"
         for d in (self.home, self.runtime):
             d.mkdir(mode=0o700)
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("MUX_", "DBUS_", "XDG_", "LISTEN_", "NOTIFY_", "WATCHDOG_"))
-        }
+        env = outside_environment()
         env.update(
             HOME=str(self.home),
             XDG_RUNTIME_DIR=str(self.runtime),
@@ -119,6 +115,17 @@ class UserSystemd:
             timeout=60,
             check=False,
         )
+
+    def verify(self, *units: Path) -> None:
+        """systemd-analyze --user verify, as a packager or a careful user would run it."""
+        result = subprocess.run(
+            ["systemd-analyze", "--user", "verify", *map(str, units)],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert result.returncode == 0, result.stderr
 
     def main_pid(self) -> int:
         return int(self.show("mux.service", "MainPID") or 0)

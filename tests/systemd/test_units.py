@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import socket
-import subprocess
 from pathlib import Path
 
 from tests.harness import pid_alive, wait_for
@@ -26,20 +25,7 @@ def test_install_writes_units_that_verify(user_systemd: UserSystemd) -> None:
     assert (unit_dir / "mux.socket").is_file()
     dbus = user_systemd.home / ".local/share/dbus-1/services/org.mux.Mux1.service"
     assert "SystemdService=mux.service" in dbus.read_text()
-    verify = subprocess.run(
-        [
-            "systemd-analyze",
-            "--user",
-            "verify",
-            str(unit_dir / "mux.service"),
-            str(unit_dir / "mux.socket"),
-        ],
-        env=user_systemd.env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert verify.returncode == 0, verify.stderr
+    user_systemd.verify(unit_dir / "mux.service", unit_dir / "mux.socket")
     assert user_systemd.show("mux.service", "Type") == "notify"
     again = user_systemd.muxctl("install")
     assert "unchanged" in again.stdout, "installing twice changes nothing"
@@ -51,20 +37,7 @@ def test_shipped_units_verify(user_systemd: UserSystemd, tmp_path: Path) -> None
     for name in ("mux.service", "mux.socket"):
         text = (root / name).read_text().replace("/usr/bin/muxd", "/bin/true")
         (tmp_path / name).write_text(text.replace("/usr/bin/muxctl", "/bin/true"))
-    verify = subprocess.run(
-        [
-            "systemd-analyze",
-            "--user",
-            "verify",
-            str(tmp_path / "mux.service"),
-            str(tmp_path / "mux.socket"),
-        ],
-        env=user_systemd.env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert verify.returncode == 0, verify.stderr
+    user_systemd.verify(tmp_path / "mux.service", tmp_path / "mux.socket")
 
 
 def test_socket_activation_and_readiness(user_systemd: UserSystemd) -> None:
