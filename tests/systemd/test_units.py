@@ -193,3 +193,13 @@ def test_doctor_reports_what_is_installed_and_running(user_systemd: UserSystemd)
     assert broken.returncode == 1
     assert "fail  mux.service" in broken.stdout
     assert "fix: muxctl install" in broken.stdout
+
+
+def test_systemctl_start_mux_after_install(user_systemd: UserSystemd) -> None:
+    """SPEC §1: `systemctl --user start mux` works once the units are installed."""
+    installed(user_systemd)
+    user_systemd.systemctl("start", "mux")
+    assert user_systemd.show("mux.service", "ActiveState") == "active"
+    assert user_systemd.show("mux.socket", "ActiveState") == "active", "the socket comes along"
+    status = user_systemd.muxctl("status")
+    assert status.returncode == 0 and "running on the" in status.stdout
