@@ -169,7 +169,14 @@ def test_reload_is_a_graceful_upgrade(user_systemd: UserSystemd) -> None:
     assert pid_alive(pane_pid)
     assert "before-reload" in sd.muxctl("capture", "1").stdout
     second = sd.muxctl("spawn", "--", "true")
-    assert second.stdout.strip() == "2", "ids continue upward"
+    assert second.stdout.strip() == "2", (
+        "ids continue upward",
+        sd.show("mux.service", "NRestarts"),
+        sd.main_pid(),
+        main_pid,
+        sd.muxctl("ls").stdout,
+        sd.systemctl("status", "mux.service", check=False).stdout,
+    )
     assert sd.show("mux.service", "NRestarts") == "0"
     wait_for(lambda: "2 panes" in sd.show("mux.service", "StatusText"), what="StatusText")
 

@@ -32,7 +32,10 @@ def run_local(args: argparse.Namespace) -> int:
     else:
         files = systemd_files(*xdg_dirs())
     report = [{"path": str(f.path), "changed": write_file(f)} for f in files]
-    actions = _activate(args, files[0].path) if sys.platform == "darwin" else _systemd(args)
+    if sys.platform == "darwin":
+        actions = _activate(args, files[0].path)
+    else:
+        actions = [*_reload_bus(), *_systemd(args)]
     if args.json:
         print_json({"files": report, "actions": actions})
     else:
@@ -41,6 +44,41 @@ def run_local(args: argparse.Namespace) -> int:
         for action in actions:
             print(action)
     return 0
+
+
+def _reload_bus() -> list[str]:
+    """Make the running bus read the new activation file now, not whenever it notices."""
+    import asyncio
+
+    from mux.busaddr import BusKind, choose_bus
+    from mux.paths import resolve_paths
+
+    choice = choose_bus(resolve_paths())
+    if choice.kind is BusKind.PRIVATE:
+        return []  # mux's own bus has no activation files to read
+
+    async def reload() -> bool:
+        from dbus_fast import Message, MessageType
+        from dbus_fast.aio import MessageBus
+
+        try:
+            bus = await MessageBus(bus_address=choice.address).connect()
+        except Exception:  # no bus answers there: nothing to reload
+            return False
+        try:
+            reply = await bus.call(
+                Message(
+                    destination="org.freedesktop.DBus",
+                    path="/org/freedesktop/DBus",
+                    interface="org.freedesktop.DBus",
+                    member="ReloadConfig",
+                )
+            )
+            return reply is not None and reply.message_type is MessageType.METHOD_RETURN
+        finally:
+            bus.disconnect()
+
+    return [f"reloaded the {choice.kind} bus's configuration"] if asyncio.run(reload()) else []
 
 
 def _systemd(args: argparse.Namespace) -> list[str]:
