@@ -28,7 +28,10 @@ class InstalledFile:
 
 
 def python() -> str:
-    return os.path.realpath(sys.executable)
+    # As it is, not resolved: a venv's python is a symlink to the base interpreter,
+    # which would not see the venv's packages. (A running interpreter's
+    # sys.executable is never a pyenv shim.)
+    return sys.executable
 
 
 def muxd_argv() -> list[str]:
@@ -48,7 +51,9 @@ def systemd_quote(argv: list[str]) -> str:
     """A command line for ExecStart=: systemd expands % specifiers and C escapes."""
 
     def one(arg: str) -> str:
-        escaped = arg.replace("\\", "\\\\").replace("%", "%%").replace('"', '\\"')
+        escaped = (
+            arg.replace("\\", "\\\\").replace("%", "%%").replace("$", "$$").replace('"', '\\"')
+        )
         return f'"{escaped}"' if any(c.isspace() or c in "'\";" for c in arg) else escaped
 
     return " ".join(one(arg) for arg in argv)
@@ -83,7 +88,12 @@ def launchd_file(home: Path, paths: Paths) -> InstalledFile:
     plist = plistlib.loads(_shipped("launchdfiles", LAUNCHD_PLIST).encode())
     plist["ProgramArguments"] = muxd_argv()
     plist["Sockets"]["attach"]["SockPathName"] = str(paths.attach_socket)
-    plist["StandardOutPath"] = plist["StandardErrorPath"] = str(paths.runtime / "muxd.log")
+    # Logs in the user's own Library, not in /tmp where another user could plant a link.
+    log = home / "Library" / "Logs" / "mux" / "muxd.log"
+    plist["StandardOutPath"] = plist["StandardErrorPath"] = str(log)
+    # launchd's PATH is /usr/bin:/bin:/usr/sbin:/sbin; dbus-daemon and shells often
+    # live elsewhere (Homebrew), so the agent gets the PATH of the installing user.
+    plist["EnvironmentVariables"] = {"PATH": os.environ.get("PATH", os.defpath)}
     return InstalledFile(home / "Library" / "LaunchAgents" / LAUNCHD_PLIST, plistlib.dumps(plist))
 
 

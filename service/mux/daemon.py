@@ -21,6 +21,7 @@ from mux.busaddr import BusKind, choose_bus, socket_answers
 from mux.config import ConfigError, Settings, load_settings
 from mux.init.fds import make_inherited_fds_close_on_exec
 from mux.init.notify import Supervisor
+from mux.init.upgrade import BLOCKED_ACROSS_EXEC
 from mux.instance_lock import AlreadyLocked, take_instance_lock
 from mux.paths import Paths, RuntimeDirError, ensure_runtime_dir, resolve_paths
 from mux.protocol.errors import Unavailable
@@ -72,7 +73,11 @@ class Daemon:
         self._bus_address = ""
         self._bus_kind = ""
         self._stopping = asyncio.Event()
+        self._exit_status = 0
         self._upgrading = False
+        self._closed_for_upgrade: MuxMessageBus | None = None
+        self._reconnected = asyncio.Event()
+        self._generation = resume.generation if resume is not None else 0
         self._status_pending = False
 
     # -- start ------------------------------------------------------------------
@@ -96,12 +101,12 @@ class Daemon:
         import socket
 
         from mux.attach.listener import AttachListener
-        from mux.init.activation import ActivationError, attach_listener
+        from mux.init.activation import BOUND_BY_MUXD, ActivationError, attach_listener
 
         if self._resume is not None and self._resume.attach_fd is not None:
             sock = socket.socket(fileno=self._resume.attach_fd)
             sock.set_inheritable(False)
-            self._attach = AttachListener(sock, loop)
+            self._attach = AttachListener(sock, loop, self._resume.attach_owned_path)
             return
         try:
             sock, origin = attach_listener(self.paths.attach_socket)
@@ -109,7 +114,8 @@ class Daemon:
             log.warning("no attach socket: %s", e)
             return
         log.info("attach socket %s (%s)", self.paths.attach_socket, origin)
-        self._attach = AttachListener(sock, loop)
+        owned = str(self.paths.attach_socket) if origin == BOUND_BY_MUXD else None
+        self._attach = AttachListener(sock, loop, owned)
 
     def _make_table(self, loop: asyncio.AbstractEventLoop) -> "PaneTable":
         from mux.panes.process import ChildProcess
@@ -158,13 +164,20 @@ class Daemon:
             table.exits.watch(self._private_bus, self._private_bus_exited)
         table.add_observer(_StatusObserver(lambda: self._report_status(table)))
         await self._connect(table)
+        table.start_watching_exits()
 
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, self._stopping.set)
         # A handler, not SIG_IGN: an ignored SIGHUP would be inherited by panes.
         loop.add_signal_handler(signal.SIGHUP, lambda: log.info("SIGHUP ignored"))
+        # An upgrade blocks them across the exec; with handlers in place, let them in.
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, BLOCKED_ACROSS_EXEC)
         self.supervisor.ready(status_line(list(table), self._bus_kind))
         self.supervisor.start_watchdog(loop)
+        if self._resume is not None:
+            from mux.init.upgrade import write_outcome
+
+            write_outcome(self.paths.upgrade_outcome, self._generation, "")
         how = "resumed after an upgrade" if self._resume else "ready"
         log.info("mux %s %s: %d panes, pid %d", __version__, how, len(table), os.getpid())
         self._resume = None  # its fds are ours now
@@ -181,7 +194,8 @@ class Daemon:
         return status
 
     async def _serve(self) -> int:
-        """Until asked to stop (0) or the bus goes away (1); an upgrade's reconnect is no loss."""
+        """Until asked to stop, or the bus goes away (1). A connection an upgrade closed
+        on purpose is no loss: the next one (after a failed exec) is waited for."""
         stopping = asyncio.ensure_future(self._stopping.wait())
         try:
             while True:
@@ -191,13 +205,16 @@ class Daemon:
                 await asyncio.wait({lost, stopping}, return_when=asyncio.FIRST_COMPLETED)
                 if stopping.done():
                     lost.cancel()
-                    return 0
+                    return self._exit_status
                 with contextlib.suppress(Exception):
                     lost.result()
-                if self._bus is not bus or self._upgrading:
-                    continue  # an upgrade replaced the connection (or is doing so)
-                log.error("lost the connection to the bus; stopping")
-                return 1
+                if bus is not self._closed_for_upgrade:
+                    log.error("lost the connection to the bus; stopping")
+                    return 1
+                reconnected = asyncio.ensure_future(self._reconnected.wait())
+                await asyncio.wait({reconnected, stopping}, return_when=asyncio.FIRST_COMPLETED)
+                reconnected.cancel()
+                self._reconnected.clear()
         finally:
             stopping.cancel()
 
@@ -212,8 +229,10 @@ class Daemon:
             raise Unavailable("an upgrade is already under way")
         self._upgrading = True
         try:
-            await preflight(muxd_argv(), table.exits)
-            self._handover(table).model_dump_json()  # proves the state can be handed over
+            # The new program reads the state it would be given: a format or schema
+            # it does not understand refuses the upgrade here, not after the exec.
+            trial = self._handover(table).model_dump_json()
+            await preflight(muxd_argv(), table.exits, trial)
         except UpgradeError as e:
             self._upgrading = False
             log.error("upgrade refused: %s", e)
@@ -228,8 +247,10 @@ class Daemon:
 
         return Handover(
             format=HANDOVER_FORMAT,
+            generation=self._generation + 1,
             lock_fd=self._lock.fileno(),
             attach_fd=self._attach.socket.fileno() if self._attach is not None else None,
+            attach_owned_path=self._attach.owned_path if self._attach is not None else None,
             private_bus_pid=self._private_bus.pid if self._private_bus is not None else None,
             table=table.handover_record(),
         )
@@ -242,6 +263,8 @@ class Daemon:
         assert self._bus is not None
         bus = self._bus
         try:
+            if self._stopping.is_set():
+                raise RuntimeError("the service is stopping")
             # A round trip to the bus daemon: everything sent before it, the Upgrade
             # reply among it, has been written once its answer is back.
             await bus.call(
@@ -254,9 +277,12 @@ class Daemon:
             )
             self.supervisor.reloading()
             self.supervisor.stop_watchdog()
+            self._closed_for_upgrade = bus
             bus.disconnect()
             with contextlib.suppress(Exception):
                 await bus.wait_for_disconnect()  # type: ignore[no-untyped-call]
+            if self._stopping.is_set():
+                raise RuntimeError("the service is stopping")
             # From here to the exec nothing yields to the loop: no output is read
             # after the state was captured.
             table.end_closing_sessions()
@@ -270,8 +296,19 @@ class Daemon:
             await self._recover_from_failed_upgrade(table, str(e))
 
     async def _recover_from_failed_upgrade(self, table: "PaneTable", reason: str) -> None:
+        from mux.init.upgrade import write_outcome
+
+        write_outcome(self.paths.upgrade_outcome, self._generation, f"upgrade failed: {reason}")
         if self._bus is None or not self._bus.connected:
-            await self._connect(table)
+            try:
+                await self._connect(table)
+            except StartupError as e:
+                log.error("no bus after the failed upgrade (%s); stopping", e)
+                self._exit_status = 1
+                self._stopping.set()
+                return
+            finally:
+                self._reconnected.set()
         self._upgrading = False
         status = status_line(list(table), self._bus_kind)
         self.supervisor.ready(f"upgrade failed ({reason}); {status}")
@@ -371,12 +408,14 @@ def _check() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mux.init.upgrade import RESUME_FLAG
+    from mux.init.upgrade import CHECK_HANDOVER_FLAG, RESUME_FLAG
 
     parser = argparse.ArgumentParser(prog="muxd", description="the mux terminal session service")
     parser.add_argument("--version", action="version", version=f"muxd {__version__}")
     parser.add_argument("--check", action="store_true", help="check the installation and config")
     parser.add_argument(RESUME_FLAG, type=int, metavar="FD", help=argparse.SUPPRESS)
+    # --check, plus: the handover state on stdin is one this program can resume from.
+    parser.add_argument(CHECK_HANDOVER_FLAG, action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     resume_fd: int | None = args.resume_from
 
@@ -388,7 +427,15 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as e:
         print(f"muxd: {e}", file=sys.stderr)
         return EX_CONFIG
-    if args.check:
+    if args.check_handover:
+        from mux.init.upgrade import UpgradeError, parse_handover
+
+        try:
+            parse_handover(sys.stdin.buffer.read())
+        except UpgradeError as e:
+            print(f"muxd: {e}", file=sys.stderr)
+            return EX_UNAVAILABLE
+    if args.check or args.check_handover:
         return _check()
     # The journal stamps each line itself; a log file needs the time written.
     stamp = "" if _stderr_is_the_journal() else "%(asctime)s "

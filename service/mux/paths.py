@@ -33,6 +33,11 @@ class Paths:
         return self.runtime / "muxd.lock"
 
     @property
+    def upgrade_outcome(self) -> Path:
+        """The last upgrade's outcome, for `muxctl upgrade` (see mux.init.upgrade)."""
+        return self.runtime / "upgrade.json"
+
+    @property
     def daemon_log(self) -> Path:
         """Where a muxd started in the background by muxctl writes its log."""
         return self.runtime / "muxd.log"

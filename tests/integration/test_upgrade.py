@@ -9,7 +9,7 @@ import pytest
 from dbus_fast import Variant
 
 from muxctl.errors import RemoteError
-from tests.harness import Service, pid_alive, wait_for
+from tests.harness import BusMonitor, Service, pid_alive, wait_for
 
 
 def _fds(pid: int) -> list[str]:
@@ -74,7 +74,8 @@ def test_a_refused_upgrade_leaves_mux_serving(private_service: Service) -> None:
     with pytest.raises(RemoteError) as refused:
         svc.call("Upgrade")
     assert refused.value.name == "Unavailable"
-    assert "scrollback_bytes" in refused.value.message
+    assert "configuration no longer loads" in refused.value.message
+    assert str(config) not in refused.value.message, "no private path in a message"
     assert svc.panes()[pane]["state"] == "running"
     result = svc.muxctl("upgrade")
     assert result.returncode == 1 and "upgrade refused" in result.stderr
@@ -126,3 +127,21 @@ def _answers(svc: Service) -> bool:
     except Exception:
         return False
     return True
+
+
+def test_exits_around_an_upgrade_are_all_reported(private_service: Service) -> None:
+    """Programs that end before, during (the exec gap) and after an upgrade: each exit
+    reaches clients as PaneExited, whichever muxd saw it."""
+    svc = private_service
+    delays = [0.1 * n for n in range(1, 16)]  # spread over the ~1.5 s an upgrade takes
+    with BusMonitor(svc.bus_address) as monitor:
+        panes = {
+            svc.spawn(["sh", "-c", f"sleep {delay:.1f}; exit {n + 1}"]): n + 1
+            for n, delay in enumerate(delays)
+        }
+        svc.muxctl("upgrade", check=True)
+        for pane in panes:
+            monitor.wait_signal("PaneExited", lambda m, pane=pane: m.body[0] == pane, timeout=20)
+        reported = {m.body[0]: m.body[1] for m in monitor.signals("PaneExited")}
+    assert {pane: reported[pane] for pane in panes} == panes
+    assert all(svc.panes()[pane]["exit_status"] == status for pane, status in panes.items())

@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import socket
+import time
 from pathlib import Path
 
 from tests.harness import pid_alive, wait_for
@@ -137,10 +138,13 @@ def test_watchdog_restarts_a_stalled_service(user_systemd: UserSystemd) -> None:
     installed(sd)
     dropin = sd.home / ".config/systemd/user/mux.service.d"
     dropin.mkdir(parents=True)
-    (dropin / "watchdog.conf").write_text("[Service]\nWatchdogSec=2\nTimeoutAbortSec=2\n")
+    (dropin / "watchdog.conf").write_text("[Service]\nWatchdogSec=1\nTimeoutAbortSec=2\n")
     sd.systemctl("daemon-reload")
     sd.systemctl("start", "mux.service")
     stalled = sd.main_pid()
+    # A healthy muxd feeds the watchdog: three periods pass and it is still the same.
+    time.sleep(3)  # on purpose: it asserts that nothing happens in that time
+    assert sd.main_pid() == stalled and sd.show("mux.service", "NRestarts") == "0"
     # A stopped process cannot feed the watchdog, just like a stuck event loop.
     os.kill(stalled, signal.SIGSTOP)
     wait_for(
@@ -166,6 +170,10 @@ def test_reload_is_a_graceful_upgrade(user_systemd: UserSystemd) -> None:
     sd.systemctl("reload", "mux.service")
     assert sd.show("mux.service", "ActiveState") == "active"
     assert sd.main_pid() == main_pid, "the same process, re-executed"
+    cmdline = Path(f"/proc/{main_pid}/cmdline").read_bytes().split(b"\0")
+    assert b"--resume-from" in cmdline, "an exec happened: it runs as the resumed program"
+    outcome = json.loads((sd.runtime / "mux" / "upgrade.json").read_text())
+    assert (outcome["generation"], outcome["error"]) == (1, "")
     assert pid_alive(pane_pid)
     assert "before-reload" in sd.muxctl("capture", "1").stdout
     second = sd.muxctl("spawn", "--", "true")
@@ -203,9 +211,20 @@ def test_doctor_reports_what_is_installed_and_running(user_systemd: UserSystemd)
 
 
 def test_systemctl_start_mux_after_install(user_systemd: UserSystemd) -> None:
-    """SPEC §1: `systemctl --user start mux` works once the units are installed."""
+    """SPEC §1: `systemctl --user start mux` works once the units are installed, and
+    (Type=notify) returns only once muxd is ready: its name is already owned."""
     installed(user_systemd)
     user_systemd.systemctl("start", "mux")
+    owned = user_systemd.busctl(
+        "call",
+        "org.freedesktop.DBus",
+        "/org/freedesktop/DBus",
+        "org.freedesktop.DBus",
+        "NameHasOwner",
+        "s",
+        "org.mux.Mux1",
+    )
+    assert owned.stdout.strip() == "b true", "READY=1 came after the bus name was owned"
     assert user_systemd.show("mux.service", "ActiveState") == "active"
     assert user_systemd.show("mux.socket", "ActiveState") == "active", "the socket comes along"
     status = user_systemd.muxctl("status")

@@ -25,6 +25,7 @@ def test_systemd_quoting() -> None:
         '"/opt/my python/bin/python" a%%b'
     )
     assert systemd_quote(["back\\slash"]) == "back\\\\slash"
+    assert systemd_quote(["$HOME", "${HOME}"]) == "$$HOME $${HOME}"
 
 
 def test_launch_agent(tmp_path: Path) -> None:
@@ -37,4 +38,5 @@ def test_launch_agent(tmp_path: Path) -> None:
     assert plist["RunAtLoad"] is True
     assert plist["Sockets"]["attach"]["SockPathName"] == str(paths.attach_socket)
     assert plist["Sockets"]["attach"]["SockPathMode"] == 0o600
-    assert plist["StandardErrorPath"] == str(paths.runtime / "muxd.log")
+    assert plist["StandardErrorPath"] == str(tmp_path / "Library/Logs/mux/muxd.log")
+    assert plist["EnvironmentVariables"]["PATH"]

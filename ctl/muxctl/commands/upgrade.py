@@ -6,6 +6,7 @@ re-executes; this waits until the new program owns the bus name again.
 
 import argparse
 import asyncio
+import json
 import time
 from typing import TYPE_CHECKING
 
@@ -47,14 +48,31 @@ async def _owner(client: "MuxClient") -> str:
     return str(owner)
 
 
+def _outcome() -> dict[str, object]:
+    """What muxd wrote about its last upgrade: {"generation": N, "error": "..."}."""
+    from mux.paths import resolve_paths
+
+    try:
+        value = json.loads(resolve_paths().upgrade_outcome.read_text())
+    except (OSError, ValueError):
+        return {"generation": 0, "error": ""}
+    return value if isinstance(value, dict) else {"generation": 0, "error": ""}
+
+
 async def run(args: argparse.Namespace, client: "MuxClient") -> int:
     before = await _owner(client)
+    previous = _outcome()
     await client.call("Upgrade")
     deadline = time.monotonic() + BACK_WITHIN_SECONDS
-    while (owner := await _owner(client)) in ("", before):
+    # Back on the bus and the outcome written: by the new program (same pid, next
+    # generation) or by the old one, when the exec failed and it goes on serving.
+    while (owner := await _owner(client)) in ("", before) or _outcome() == previous:
         if time.monotonic() > deadline:
             raise CtlError("mux did not come back on the bus within 30 seconds after the upgrade")
         await asyncio.sleep(0.02)
+    outcome = _outcome()
+    if outcome.get("error"):
+        raise CtlError(f"{outcome['error']}; mux goes on serving as it was")
     version = await client.get_property("Version")
     (pid,) = await client.call(
         "GetConnectionUnixProcessID",
@@ -65,7 +83,14 @@ async def run(args: argparse.Namespace, client: "MuxClient") -> int:
         destination="org.freedesktop.DBus",
     )
     if args.json:
-        print_json({"upgraded": True, "version": version, "pid": pid})
+        print_json(
+            {
+                "upgraded": True,
+                "version": version,
+                "pid": pid,
+                "generation": outcome.get("generation"),
+            }
+        )
     else:
         print(f"mux {version} upgraded in place (pid {pid})")
     return 0

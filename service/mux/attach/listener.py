@@ -19,8 +19,13 @@ NOT_YET = b"mux: attaching is not available in this version of mux\n"
 
 
 class AttachListener:
-    def __init__(self, sock: socket.socket, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, sock: socket.socket, loop: asyncio.AbstractEventLoop, owned_path: str | None
+    ) -> None:
+        """`owned_path`: where muxd bound the socket itself (removed at close); None when
+        a service manager owns it (it stays, to start the next muxd)."""
         self.socket = sock
+        self.owned_path = owned_path
         self._loop = loop
         sock.setblocking(False)
         loop.add_reader(sock.fileno(), self._accept)
@@ -49,3 +54,6 @@ class AttachListener:
     def close(self) -> None:
         self._loop.remove_reader(self.socket.fileno())
         self.socket.close()
+        if self.owned_path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.owned_path)

@@ -23,6 +23,7 @@ log = logging.getLogger(__name__)
 SD_LISTEN_FDS_START = 3
 LAUNCHD_SOCKET_NAME = "attach"  # the key under Sockets in org.mux.muxd.plist
 IS_MACOS = sys.platform == "darwin"
+BOUND_BY_MUXD = "bound by muxd"
 
 
 class ActivationError(Exception):
@@ -100,7 +101,7 @@ def launchd_sockets(libsystem: ctypes.CDLL | None = None) -> list[socket.socket]
 
 def bind_attach_socket(path: Path) -> socket.socket:
     """Listen on `path` (mode 0600), replacing a stale socket but nothing else."""
-    if socket_answers(path):
+    if _someone_listens(path):
         raise ActivationError(
             f"{path} is served by another process (mux.socket?); "
             "this muxd runs without an attach socket"
@@ -119,6 +120,23 @@ def bind_attach_socket(path: Path) -> socket.socket:
     return sock
 
 
+def _someone_listens(path: Path) -> bool:
+    """Whether a socket is listening at `path`, found without connecting to it: a
+    connection would start mux.service through mux.socket, just to learn it is there."""
+    try:
+        with open("/proc/net/unix") as table:
+            next(table)  # the header
+            for line in table:
+                fields = line.split(None, 7)  # the path, last, may hold spaces
+                # Flags 0x10000 (__SO_ACCEPTCON): a listening socket.
+                listening = int(fields[3], 16) & 0x10000
+                if len(fields) == 8 and listening and fields[7].rstrip("\n") == str(path):
+                    return True
+        return False
+    except (OSError, ValueError, StopIteration):
+        return socket_answers(path)  # no /proc (macOS): the only other way is to ask
+
+
 def attach_listener(runtime_socket: Path) -> tuple[socket.socket, str]:
     """The listening attach socket and where it came from."""
     for origin, found in (("systemd", systemd_sockets()), ("launchd", launchd_sockets())):
@@ -126,4 +144,4 @@ def attach_listener(runtime_socket: Path) -> tuple[socket.socket, str]:
             for extra in found[1:]:
                 extra.close()
             return found[0], origin
-    return bind_attach_socket(runtime_socket), "bound by muxd"
+    return bind_attach_socket(runtime_socket), BOUND_BY_MUXD

@@ -73,6 +73,7 @@ class Supervisor:
     def start_watchdog(self, loop: asyncio.AbstractEventLoop) -> None:
         if self.watchdog_interval is None or self._notifier is None:
             return
+        self.stop_watchdog()  # one chain of timers, however often it is started
 
         def feed() -> None:
             self._send("WATCHDOG=1")

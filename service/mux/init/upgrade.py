@@ -9,22 +9,34 @@ program goes on serving.
 """
 
 import asyncio
+import json
 import logging
 import os
+import signal
 import subprocess
 import sys
+import tempfile
+import time
 from collections.abc import Iterable
+from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from mux.panes.exits import ExitWatcher
 from mux.panes.handover import TableRecord
+from mux.protocol.exit_status import EX_CONFIG
 
 log = logging.getLogger(__name__)
 
+# Blocked from just before the exec until the new program has handlers for them:
+# a SIGTERM in between would otherwise kill it without a clean stop.
+BLOCKED_ACROSS_EXEC = {signal.SIGTERM, signal.SIGINT, signal.SIGHUP}
+
 HANDOVER_FORMAT = 1
 RESUME_FLAG = "--resume-from"
-PREFLIGHT_SECONDS = 30.0
+CHECK_HANDOVER_FLAG = "--check-handover"
+# Below the 25 s that gdbus, busctl and libdbus wait for a reply by default.
+PREFLIGHT_SECONDS = 20.0
 
 
 class UpgradeError(Exception):
@@ -37,38 +49,53 @@ class Handover(BaseModel):
     )
 
     format: int
+    generation: int  # how many upgrades this service has been through
     lock_fd: int
     attach_fd: int | None
+    attach_owned_path: str | None  # where muxd bound it itself, to remove at stop
     private_bus_pid: int | None
     table: TableRecord
 
 
-async def preflight(argv: list[str], exits: ExitWatcher) -> None:
-    """Does the program we are about to become start at all? Checked before anything
-    is torn down, so that a broken installation leaves this muxd serving."""
+async def preflight(argv: list[str], exits: ExitWatcher, handover_json: str) -> None:
+    """Does the program we are about to become start, and does it read the state it
+    would be given? Checked before anything is torn down, so that a broken
+    installation, a configuration that no longer loads or a handover format it
+    does not know leaves this muxd serving."""
     loop = asyncio.get_running_loop()
-    try:
-        process = subprocess.Popen(
-            [*argv, "--check"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            cwd="/",
-        )
-    except OSError as e:
-        raise UpgradeError(f"the new muxd cannot be run: {e.strerror}") from None
-    assert process.stderr is not None
-    ended: asyncio.Future[int] = loop.create_future()
-    exits.watch(process, ended.set_result)
-    try:
-        status = await asyncio.wait_for(ended, PREFLIGHT_SECONDS)
-    except TimeoutError:
-        process.kill()
-        raise UpgradeError("the new muxd did not answer --check in time") from None
-    errors = process.stderr.read().decode(errors="replace").strip().splitlines()
-    process.stderr.close()
-    if status != 0:
-        raise UpgradeError(f"the new muxd does not start: {(errors or ['no output'])[-1]}")
+    with tempfile.TemporaryFile() as given, tempfile.TemporaryFile() as errors:
+        given.write(handover_json.encode())
+        given.seek(0)
+        try:
+            process = subprocess.Popen(
+                [*argv, CHECK_HANDOVER_FLAG],
+                stdin=given,
+                stdout=subprocess.DEVNULL,
+                stderr=errors,
+                cwd="/",
+            )
+        except OSError as e:
+            raise UpgradeError(f"the new muxd cannot be run ({e.strerror})") from None
+        ended: asyncio.Future[int] = loop.create_future()
+
+        def exited(status: int) -> None:
+            if not ended.done():  # not after a timeout gave up on it
+                ended.set_result(status)
+
+        exits.watch(process, exited)
+        try:
+            status = await asyncio.wait_for(ended, PREFLIGHT_SECONDS)
+        except TimeoutError:
+            process.kill()
+            raise UpgradeError("the new muxd did not answer its check in time") from None
+        errors.seek(0)
+        detail = errors.read().decode(errors="replace").strip()
+    if status == 0:
+        return
+    log.error("the new muxd's check failed (status %d): %s", status, detail)
+    if status == EX_CONFIG:
+        raise UpgradeError("the configuration no longer loads ('muxctl doctor' says why)")
+    raise UpgradeError(f"the new muxd does not start (status {status}; the log says why)")
 
 
 def muxd_argv() -> list[str]:
@@ -78,13 +105,14 @@ def muxd_argv() -> list[str]:
 
 def exec_with(handover: Handover, keep_fds: Iterable[int]) -> None:
     """Become the new muxd; returns only if the exec failed (after undoing)."""
-    memfd = os.memfd_create("mux-handover", 0)  # inheritable on purpose
+    memfd = _anonymous_file()
     try:
         os.write(memfd, handover.model_dump_json().encode())
         os.lseek(memfd, 0, os.SEEK_SET)
         kept = [fd for fd in keep_fds if fd >= 0]
         for fd in kept:
             os.set_inheritable(fd, True)
+        signal.pthread_sigmask(signal.SIG_BLOCK, BLOCKED_ACROSS_EXEC)
         try:
             argv = [*muxd_argv(), RESUME_FLAG, str(memfd)]
             log.info("upgrading: exec %s", " ".join(argv))
@@ -92,6 +120,7 @@ def exec_with(handover: Handover, keep_fds: Iterable[int]) -> None:
             sys.stderr.flush()
             os.execv(argv[0], argv)
         except OSError as e:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, BLOCKED_ACROSS_EXEC)
             for fd in kept:
                 os.set_inheritable(fd, False)
             raise UpgradeError(f"exec of the new muxd failed: {e.strerror}") from None
@@ -99,11 +128,36 @@ def exec_with(handover: Handover, keep_fds: Iterable[int]) -> None:
         os.close(memfd)
 
 
+def _anonymous_file() -> int:
+    """An inheritable fd on a file no one else can open: a memfd, or an unlinked temp file."""
+    if hasattr(os, "memfd_create"):
+        return os.memfd_create("mux-handover", 0)
+    fd, path = tempfile.mkstemp(prefix="mux-handover-")
+    os.unlink(path)
+    os.set_inheritable(fd, True)
+    return fd
+
+
+def write_outcome(path: Path, generation: int, error: str) -> None:
+    """What `muxctl upgrade` reads to know whether the exec happened (error empty)."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}")
+    outcome = {"generation": generation, "error": error, "at": time.time()}
+    temporary.write_text(json.dumps(outcome))
+    os.replace(temporary, path)
+
+
 def read_handover(fd: int) -> Handover:
     try:
         with os.fdopen(fd, "rb") as f:
-            handover = Handover.model_validate_json(f.read())
-    except (OSError, ValueError, ValidationError) as e:
+            return parse_handover(f.read())
+    except OSError as e:
+        raise UpgradeError(f"the previous muxd's state cannot be read: {e.strerror}") from None
+
+
+def parse_handover(data: bytes) -> Handover:
+    try:
+        handover = Handover.model_validate_json(data)
+    except (ValueError, ValidationError) as e:
         raise UpgradeError(f"the previous muxd's state cannot be read: {e}") from None
     if handover.format != HANDOVER_FORMAT:
         raise UpgradeError(

@@ -18,7 +18,7 @@ from typing import Protocol
 
 from mux.config import Settings
 from mux.panes.environment import pane_environment
-from mux.panes.exits import ExitWatcher
+from mux.panes.exits import ExitCallback, ExitWatcher, Reapable
 from mux.panes.handover import TableRecord
 from mux.panes.pane import Launch, Pane, PaneObserver
 from mux.panes.process import (
@@ -106,6 +106,7 @@ class PaneTable:
         self._service_env = dict(service_env)
         self._loop = loop
         self._panes: dict[int, Pane] = {}
+        self._deferred_watches: list[tuple[Reapable, ExitCallback]] = []
         # Closed panes within their grace period: their sessions are ended
         # (SIGKILL) when it is over, or at once when the service stops.
         self._closing: dict[int, Pane] = {}
@@ -137,6 +138,9 @@ class PaneTable:
         log.info("pane %d (pid %d) exited with status %d", pane.id, pane.pid, pane.exit_status)
         for observer in self._observers:
             observer.pane_exited(pane)
+        self._linger(pane)
+
+    def _linger(self, pane: Pane) -> None:
         linger = self.settings.exited_pane_linger_seconds
         if linger is not None:
             self._loop.call_later(linger, self._close_if_exited, pane)
@@ -315,6 +319,8 @@ class PaneTable:
         )
         for pane_record in record.panes:
             process = ChildProcess(pane_record.pid)
+            if not pane_record.running:
+                process.returncode = pane_record.exit_status  # reaped by the old muxd
             pane = Pane.resume(
                 pane_record,
                 process,
@@ -326,10 +332,19 @@ class PaneTable:
             table._panes[pane.id] = pane
             table._windows.setdefault(pane.window, set()).add(pane.id)
             if pane.is_running:
-                table.exits.watch(process, pane.process_exited)
+                table._deferred_watches.append((process, pane.process_exited))
+            else:
+                table._linger(pane)
         for pid in record.reap:
-            table.exits.watch(ChildProcess(pid), functools.partial(_log_reaped, pid))
+            table._deferred_watches.append((ChildProcess(pid), functools.partial(_log_reaped, pid)))
         return table
+
+    def start_watching_exits(self) -> None:
+        """After a resume, once every observer is in place: an exit in the gap is
+        then reported like any other (PaneExited, PropertiesChanged)."""
+        for process, callback in self._deferred_watches:
+            self.exits.watch(process, callback)
+        self._deferred_watches.clear()
 
     def end_closing_sessions(self) -> None:
         """At stop: end the sessions of closed panes without waiting out their grace."""
