@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import socket
-import time
 from pathlib import Path
 
 from tests.harness import pid_alive, wait_for
@@ -142,8 +141,14 @@ def test_watchdog_restarts_a_stalled_service(user_systemd: UserSystemd) -> None:
     sd.systemctl("daemon-reload")
     sd.systemctl("start", "mux.service")
     stalled = sd.main_pid()
-    # A healthy muxd feeds the watchdog: three periods pass and it is still the same.
-    time.sleep(3)  # on purpose: it asserts that nothing happens in that time
+    # A healthy muxd feeds the watchdog (systemd records each ping): three periods
+    # of pings later it is still the same process.
+    first_ping = int(sd.show("mux.service", "WatchdogTimestampMonotonic"))
+    wait_for(
+        lambda: int(sd.show("mux.service", "WatchdogTimestampMonotonic")) >= first_ping + 3_000_000,
+        timeout=15,
+        what="three watchdog periods of pings",
+    )
     assert sd.main_pid() == stalled and sd.show("mux.service", "NRestarts") == "0"
     # A stopped process cannot feed the watchdog, just like a stuck event loop.
     os.kill(stalled, signal.SIGSTOP)
