@@ -1,0 +1,1 @@
+"""Everything mux keeps on disk: durable writes, quarantine, the snapshot schema."""

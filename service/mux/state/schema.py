@@ -1,0 +1,196 @@
+"""The session snapshot (`<state>/session.json`): versioned models and their rules.
+
+Version 1. Each window's layout is a table of nodes (splits with ratios, and
+panes) under a root; the rules below refuse, with the problem named, anything
+that does not form one tree per window over the snapshot's panes: missing
+nodes, cycles, orphaned nodes, duplicate ids, a focus outside the window. A
+problem is never replaced by a guess (no "first pane" for a bad focus).
+Older versions are migrated by executable steps in `MIGRATIONS`.
+"""
+
+import math
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from mux.protocol.spawn_options import LaunchKind
+
+CURRENT_VERSION = 1
+
+
+class SnapshotError(ValueError):
+    """The snapshot breaks a rule; the message names the problem."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CwdRecord(_Model):
+    path: str
+    source: Literal["launch", "shell", "process"]
+    captured_at: float  # Unix time
+
+
+class PaneSnapshot(_Model):
+    id: int = Field(ge=1)
+    kind: LaunchKind
+    argv: list[str] = Field(min_length=1)
+    program: str | None  # absolute path resolved at spawn; None when it could not be
+    program_error: str | None = None  # why not: shown at restore, never guessed around
+    cwd: CwdRecord
+    env_overrides: dict[str, str] = {}
+    title: str
+    title_explicit: bool = False
+    rows: int = Field(ge=1)
+    cols: int = Field(ge=1)
+    invocation: str  # opaque identity of this launch (application-resurrection)
+
+
+class LayoutNode(_Model):
+    id: int
+    kind: Literal["split", "pane"]
+    direction: Literal["horizontal", "vertical"] | None = None
+    children: list[int] = []
+    ratios: list[float] = []
+    pane: int | None = None
+
+    @model_validator(mode="after")
+    def _shape(self) -> "LayoutNode":
+        if self.kind == "pane":
+            if self.pane is None or self.children:
+                raise SnapshotError(
+                    f"node {self.id} is a pane node: it names one pane, no children"
+                )
+            return self
+        if self.direction is None or len(self.children) < 2:
+            raise SnapshotError(f"node {self.id} is a split: it needs a direction and 2+ children")
+        if len(self.ratios) != len(self.children) or any(r <= 0 for r in self.ratios):
+            raise SnapshotError(f"node {self.id}: one positive ratio per child is needed")
+        if not math.isclose(sum(self.ratios), 1.0, abs_tol=1e-6):
+            raise SnapshotError(f"node {self.id}: its ratios add up to {sum(self.ratios)}, not 1")
+        return self
+
+
+class WindowSnapshot(_Model):
+    id: int = Field(ge=1)
+    title: str = ""
+    geometry: dict[str, int] | None = None  # hints (e.g. {"rows": 40, "cols": 120})
+    nodes: list[LayoutNode] = Field(min_length=1)
+    root: int
+    focused_pane: int
+
+
+class Session(_Model):
+    version: Literal[1]
+    generation: int = Field(ge=0)
+    saved_at: float
+    windows: list[WindowSnapshot]
+    panes: list[PaneSnapshot]
+
+    @model_validator(mode="after")
+    def _one_tree_per_window(self) -> "Session":
+        check_session(self)
+        return self
+
+
+def _duplicate(ids: list[int]) -> int | None:
+    seen: set[int] = set()
+    for value in ids:
+        if value in seen:
+            return value
+        seen.add(value)
+    return None
+
+
+def _window_panes(window: WindowSnapshot, known_panes: set[int]) -> list[int]:
+    """The panes of one window's layout, in tree order; every rule checked on the way."""
+    w = f"window {window.id}"
+    nodes = {node.id: node for node in window.nodes}
+    if (twice := _duplicate([node.id for node in window.nodes])) is not None:
+        raise SnapshotError(f"{w}: node {twice} appears twice")
+    if window.root not in nodes:
+        raise SnapshotError(f"{w}: its root node {window.root} does not exist")
+    panes: list[int] = []
+    reached: set[int] = set()
+    path: list[int] = []
+
+    def visit(node_id: int) -> None:
+        if node_id in path:
+            raise SnapshotError(f"{w}: the layout has a cycle through node {node_id}")
+        if node_id in reached:
+            raise SnapshotError(f"{w}: node {node_id} has two parents")
+        node = nodes.get(node_id)
+        if node is None:
+            raise SnapshotError(f"{w}: node {path[-1]} names node {node_id}, which does not exist")
+        reached.add(node_id)
+        if node.kind == "pane":
+            assert node.pane is not None
+            if node.pane not in known_panes:
+                raise SnapshotError(f"{w}: node {node_id} shows pane {node.pane}, which is missing")
+            panes.append(node.pane)
+            return
+        path.append(node_id)
+        for child in node.children:
+            visit(child)
+        path.pop()
+
+    visit(window.root)
+    if orphans := sorted(set(nodes) - reached):
+        raise SnapshotError(f"{w}: node {orphans[0]} is orphaned (not reachable from the root)")
+    if window.focused_pane not in panes:
+        raise SnapshotError(
+            f"{w}: the focused pane {window.focused_pane} is not in its layout (unreachable focus)"
+        )
+    return panes
+
+
+def check_session(session: Session) -> None:
+    pane_ids = [pane.id for pane in session.panes]
+    if (twice := _duplicate(pane_ids)) is not None:
+        raise SnapshotError(f"pane id {twice} appears twice")
+    if (twice := _duplicate([window.id for window in session.windows])) is not None:
+        raise SnapshotError(f"window id {twice} appears twice")
+    placed: list[int] = []
+    for window in session.windows:
+        placed += _window_panes(window, set(pane_ids))
+    if (twice := _duplicate(placed)) is not None:
+        raise SnapshotError(f"pane {twice} is placed twice in the layouts")
+    if unplaced := sorted(set(pane_ids) - set(placed)):
+        raise SnapshotError(f"pane {unplaced[0]} is in no window's layout")
+
+
+# -- migrations: version N -> N+1, each a plain function of the decoded JSON --------
+
+
+def _v0_to_v1(data: dict[str, Any]) -> dict[str, Any]:
+    """Version 0 kept a bare cwd string without provenance: it becomes a launch cwd
+    captured at the Unix epoch (what is known: where it was started, not when)."""
+    panes = []
+    for old in data.get("panes", []):
+        pane = dict(old)
+        if isinstance(pane.get("cwd"), str):
+            pane["cwd"] = {"path": pane["cwd"], "source": "launch", "captured_at": 0.0}
+        panes.append(pane)
+    return {**data, "panes": panes, "version": 1}
+
+
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {0: _v0_to_v1}
+
+
+def migrate(data: dict[str, Any]) -> dict[str, Any]:
+    version = data.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        raise SnapshotError("the snapshot has no version number")
+    if version > CURRENT_VERSION:
+        raise SnapshotError(
+            f"the snapshot is version {version}, newer than this mux reads ({CURRENT_VERSION})"
+        )
+    while version < CURRENT_VERSION:
+        step = MIGRATIONS.get(version)
+        if step is None:
+            raise SnapshotError(f"no migration from snapshot version {version}")
+        data = step(data)
+        version = data["version"]
+    return data
