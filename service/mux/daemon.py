@@ -32,11 +32,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
     from mux.attach.listener import AttachListener
+    from mux.dbus.manager_iface import ManagerInterface
     from mux.dbus.publisher import MuxMessageBus
     from mux.init.upgrade import Handover
     from mux.panes.exits import Reapable
     from mux.panes.pane import Pane
     from mux.panes.table import PaneTable
+    from mux.state.autosaver import Autosaver
 
 log = logging.getLogger("mux")
 
@@ -78,6 +80,8 @@ class Daemon:
         self._closed_for_upgrade: MuxMessageBus | None = None
         self._reconnected = asyncio.Event()
         self._generation = resume.generation if resume is not None else 0
+        self._resume_generation = resume.snapshot_generation if resume is not None else None
+        self._manager: ManagerInterface | None = None
         self._status_pending = False
 
     # -- start ------------------------------------------------------------------
@@ -141,7 +145,10 @@ class Daemon:
             await bus.connect()
         except Exception as e:  # dbus-fast raises several types here
             raise StartupError(f"cannot connect to the {self._bus_kind} bus: {e}") from None
-        manager = ManagerInterface(table, upgrade=lambda: self._upgrade(table))
+        manager = ManagerInterface(
+            table, upgrade=lambda: self._upgrade(table), snapshot=self._snapshot
+        )
+        self._manager = manager
         bus.export(ROOT_PATH, manager)
         publisher = BusPublisher(bus, manager)
         for pane in table:
@@ -162,7 +169,8 @@ class Daemon:
         self._choose_bus()
         if self._private_bus is not None:
             table.exits.watch(self._private_bus, self._private_bus_exited)
-        table.add_observer(_StatusObserver(lambda: self._report_status(table)))
+        self._autosaver = self._make_autosaver(loop, table)
+        table.add_observer(_TableChanges(lambda: self._table_changed(table)))
         await self._connect(table)
         table.start_watching_exits()
 
@@ -182,8 +190,12 @@ class Daemon:
         log.info("mux %s %s: %d panes, pid %d", __version__, how, len(table), os.getpid())
         self._resume = None  # its fds are ours now
 
+        if self._resume_generation is not None:
+            self._autosaver.mark_dirty()  # the resumed state, saved by this program
         status = await self._serve()
         self.supervisor.stopping()
+        # The final snapshot first: closing the panes below must not be saved.
+        await self._autosaver.final()
         if self._attach is not None:
             self._attach.close()
         await self._shutdown(table)
@@ -248,6 +260,7 @@ class Daemon:
         return Handover(
             format=HANDOVER_FORMAT,
             generation=self._generation + 1,
+            snapshot_generation=self._autosaver.generation,
             lock_fd=self._lock.fileno(),
             attach_fd=self._attach.socket.fileno() if self._attach is not None else None,
             attach_owned_path=self._attach.owned_path if self._attach is not None else None,
@@ -275,6 +288,9 @@ class Daemon:
                     member="GetId",
                 )
             )
+            # The session on disk is current, and no write is in flight across the exec.
+            await self._autosaver.save_now()
+            self._autosaver.hold()
             self.supervisor.reloading()
             self.supervisor.stop_watchdog()
             self._closed_for_upgrade = bus
@@ -299,6 +315,7 @@ class Daemon:
         from mux.init.upgrade import write_outcome
 
         write_outcome(self.paths.upgrade_outcome, self._generation, f"upgrade failed: {reason}")
+        self._autosaver.release()
         if self._bus is None or not self._bus.connected:
             try:
                 await self._connect(table)
@@ -315,6 +332,58 @@ class Daemon:
         self.supervisor.start_watchdog(asyncio.get_running_loop())
 
     # -- status -----------------------------------------------------------------
+
+    def _make_autosaver(self, loop: asyncio.AbstractEventLoop, table: "PaneTable") -> "Autosaver":
+        from mux.state.autosaver import Autosaver
+        from mux.state.capture import capture_session
+
+        if self._resume_generation is not None:
+            generation = self._resume_generation
+        else:
+            generation = self._saved_generation()
+        return Autosaver(
+            loop,
+            self.paths.session_file,
+            lambda g: capture_session(table, g),
+            generation=generation,
+            saved=self._snapshot_saved,
+            failed=lambda reason: self.supervisor.status(f"saving failed: {reason}"),
+        )
+
+    def _saved_generation(self) -> int:
+        """The generation of the snapshot on disk, so that generations only grow."""
+        from mux.state.durable import remove_stale_temporaries
+        from mux.state.session_file import SnapshotRefused, read_session
+
+        if stale := remove_stale_temporaries(self.paths.session_file):
+            log.info("removed %d unfinished snapshot write(s) of a muxd that died", len(stale))
+
+        try:
+            session = read_session(self.paths.session_file, self.paths.quarantine)
+        except SnapshotRefused as e:
+            log.error("%s; it was moved to %s", e, e.quarantined_as)
+            return 0
+        except OSError as e:
+            log.error("the session snapshot cannot be read: %s", e.strerror)
+            return 0
+        return session.generation if session is not None else 0
+
+    def _snapshot_saved(self, generation: int) -> None:
+        if self._manager is not None:
+            self._manager.SnapshotSaved(generation)
+
+    async def _snapshot(self) -> tuple[str, int]:
+        from mux.state.durable import DurableWriteError
+
+        try:
+            generation = await self._autosaver.save_now()
+        except DurableWriteError as e:
+            raise Unavailable(str(e)) from None
+        return str(self.paths.session_file), generation
+
+    def _table_changed(self, table: "PaneTable") -> None:
+        self._autosaver.mark_dirty()
+        self._report_status(table)
 
     def _report_status(self, table: "PaneTable") -> None:
         """Coalesced: many pane events in one loop turn make one STATUS= message."""
@@ -366,8 +435,8 @@ class Daemon:
             self.paths.private_bus.unlink()
 
 
-class _StatusObserver:
-    """Any change to the pane table updates the status line."""
+class _TableChanges:
+    """Any change to the pane table: the status line and the snapshot follow it."""
 
     def __init__(self, changed: "Callable[[], None]") -> None:
         self._changed = changed
@@ -379,8 +448,7 @@ class _StatusObserver:
         self._changed()
 
     def pane_changed(self, pane: "Pane", properties: "Sequence[str]") -> None:
-        if "State" in properties:
-            self._changed()
+        self._changed()
 
     def pane_exited(self, pane: "Pane") -> None:
         self._changed()

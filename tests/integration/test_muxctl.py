@@ -437,15 +437,13 @@ def test_capture_of_an_exited_pane_keeps_its_last_output(service: Service) -> No
 # -- verbs this version refuses ------------------------------------------------
 
 
-def test_kill_if_and_snapshot_are_not_supported(service: Service) -> None:
+def test_kill_if_is_not_supported(service: Service) -> None:
     bound = json.loads(ok(service.muxctl("spawn", "--json", "--bind-instance", "--", *SLEEPER)))
     pane, instance = str(bound["id"]), bound["instance"]
     for args in (
         ("kill-if", pane, "--instance", instance),
         ("kill-if", pane, "--instance", instance, "--unattached-since-spawn"),
         ("--json", "kill-if", pane, "--instance", instance),
-        ("snapshot",),
-        ("snapshot", "--json"),
     ):
         assert_fails(service.muxctl(*args), 1, "not available")
     assert ls_json(service)[bound["id"]]["state"] == "running", "kill-if killed nothing"

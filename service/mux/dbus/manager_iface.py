@@ -40,11 +40,15 @@ def pane_summary(pane: Pane) -> dict[str, Variant]:
 
 class ManagerInterface(ServiceInterface):
     def __init__(
-        self, table: PaneTable, upgrade: Callable[[], Awaitable[None]] | None = None
+        self,
+        table: PaneTable,
+        upgrade: Callable[[], Awaitable[None]] | None = None,
+        snapshot: Callable[[], Awaitable[tuple[str, int]]] | None = None,
     ) -> None:
         super().__init__(MANAGER_INTERFACE)
         self.table = table
         self._upgrade = upgrade
+        self._snapshot = snapshot
 
     # -- properties -----------------------------------------------------------
 
@@ -126,8 +130,11 @@ class ManagerInterface(ServiceInterface):
 
     @dbus_method()
     @replies_with_dbus_errors
-    def Snapshot(self) -> Annotated[tuple[str, int], DBusSignature("st")]:
-        raise NotSupported("snapshots are not available in this version of mux")
+    async def Snapshot(self) -> Annotated[tuple[str, int], DBusSignature("st")]:
+        """Saves now; answers once the snapshot is durable on disk."""
+        if self._snapshot is None:
+            raise NotSupported("snapshots are not available in this muxd")
+        return await self._snapshot()
 
     @dbus_method()
     @replies_with_dbus_errors

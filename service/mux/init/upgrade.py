@@ -50,6 +50,7 @@ class Handover(BaseModel):
 
     format: int
     generation: int  # how many upgrades this service has been through
+    snapshot_generation: int  # the last snapshot written
     lock_fd: int
     attach_fd: int | None
     attach_owned_path: str | None  # where muxd bound it itself, to remove at stop

@@ -7,6 +7,7 @@ as avt's dump, which recreates it exactly, and the history as raw bytes.
 
 from pydantic import BaseModel, ConfigDict
 
+from mux.protocol.names import CwdSource
 from mux.protocol.spawn_options import LaunchKind
 
 
@@ -25,8 +26,10 @@ class PaneRecord(_Record):
     argv: list[str]
     program: str
     env_overrides: list[tuple[str, str]]
+    invocation: str
+    started_at: float
     cwd: str
-    cwd_source: str
+    cwd_source: CwdSource
     title: str
     title_explicit: bool
     running: bool

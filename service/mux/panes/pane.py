@@ -12,9 +12,11 @@ import contextlib
 import errno
 import logging
 import os
+import secrets
 import signal
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
@@ -22,6 +24,7 @@ from mux.panes.exits import Reapable
 from mux.panes.handover import PaneRecord
 from mux.panes.process import set_window_size
 from mux.protocol.errors import InvalidArgument, PreconditionFailed, Unavailable
+from mux.protocol.names import CwdSource
 from mux.protocol.spawn_options import LaunchKind
 from mux.terminal.screen import Screen
 from mux.terminal.scrollback import Scrollback
@@ -53,6 +56,9 @@ class Launch:
     argv: tuple[str, ...]
     program: str  # absolute path of the executable
     env_overrides: tuple[tuple[str, str], ...]
+    # Opaque identity of this launch: what application-resurrection checkpoints key on.
+    invocation: str = field(default_factory=lambda: secrets.token_hex(16))
+    started_at: float = field(default_factory=time.time)
 
 
 class Pane:
@@ -80,7 +86,7 @@ class Pane:
         self.pid = process.pid
         self.process = process
         self.cwd = cwd
-        self.cwd_source = "launch"
+        self.cwd_source: CwdSource = "launch"
         self.title = title
         self.title_explicit = title_explicit
         self.state = PaneState.RUNNING
@@ -117,6 +123,8 @@ class Pane:
             argv=list(self.launch.argv),
             program=self.launch.program,
             env_overrides=list(self.launch.env_overrides),
+            invocation=self.launch.invocation,
+            started_at=self.launch.started_at,
             cwd=self.cwd,
             cwd_source=self.cwd_source,
             title=self.title,
@@ -153,6 +161,8 @@ class Pane:
                 argv=tuple(record.argv),
                 program=record.program,
                 env_overrides=tuple(record.env_overrides),
+                invocation=record.invocation,
+                started_at=record.started_at,
             ),
             process=process,
             master_fd=record.master_fd,

@@ -1,6 +1,6 @@
 """Public names pinned by SPEC.md: bus name, object paths, interfaces, feature bits."""
 
-from typing import Final
+from typing import Final, Literal
 
 BUS_NAME: Final = "org.mux.Mux1"
 ROOT_PATH: Final = "/org/mux/Mux1"
@@ -11,6 +11,10 @@ ERROR_PREFIX: Final = "org.mux.Mux1.Error."
 
 # Features bit flags (SPEC §3).
 FEATURE_CONDITIONAL_KILL: Final = 0x00200000
+
+
+# Where a pane's working directory is known from (SPEC §3 CwdSource).
+CwdSource = Literal["launch", "shell", "process"]
 
 
 def pane_path(pane_id: int) -> str:

@@ -123,3 +123,14 @@ def _make_temporary(path: Path, mode: int) -> tuple[int, str]:
             continue
         return fd, str(name)
     raise FileExistsError(errno.EEXIST, "no free temporary name")
+
+
+def remove_stale_temporaries(path: Path) -> list[str]:
+    """Temporary files of writes cut short (a crash, kill -9) next to `path`. Only for a
+    caller that knows no writer of `path` runs (muxd holding the instance lock)."""
+    removed = []
+    for stale in path.parent.glob(f".{path.name}.*.tmp"):
+        with contextlib.suppress(OSError):
+            stale.unlink()
+            removed.append(stale.name)
+    return removed

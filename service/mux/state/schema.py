@@ -14,6 +14,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from mux.protocol.names import CwdSource
 from mux.protocol.spawn_options import LaunchKind
 
 CURRENT_VERSION = 1
@@ -29,7 +30,7 @@ class _Model(BaseModel):
 
 class CwdRecord(_Model):
     path: str
-    source: Literal["launch", "shell", "process"]
+    source: CwdSource
     captured_at: float  # Unix time
 
 

@@ -1,0 +1,60 @@
+"""The session as a snapshot: what the pane table holds, in the schema's terms.
+
+Exited panes are not part of it (an exited pane is never resurrected, SPEC §3).
+The layout of a window is its panes side by side, in the order they were
+created, with equal shares; the focused pane is the most recently created one
+(mux has no focus of its own yet: that is the rule, not a guess).
+"""
+
+import time
+from collections.abc import Iterable
+
+from mux.panes.pane import Pane
+from mux.state.schema import CwdRecord, LayoutNode, PaneSnapshot, Session, WindowSnapshot
+
+
+def pane_snapshot(pane: Pane) -> PaneSnapshot:
+    return PaneSnapshot(
+        id=pane.id,
+        kind=pane.launch.kind,
+        argv=list(pane.launch.argv),
+        program=pane.launch.program,
+        cwd=CwdRecord(path=pane.cwd, source=pane.cwd_source, captured_at=pane.launch.started_at),
+        env_overrides=dict(pane.launch.env_overrides),
+        title=pane.title,
+        title_explicit=pane.title_explicit,
+        rows=pane.rows,
+        cols=pane.cols,
+        invocation=pane.launch.invocation,
+    )
+
+
+def window_snapshot(window: int, panes: list[Pane]) -> WindowSnapshot:
+    ordered = sorted(panes, key=lambda pane: pane.id)
+    if len(ordered) == 1:
+        nodes = [LayoutNode(id=1, kind="pane", pane=ordered[0].id)]
+    else:
+        leaves = [LayoutNode(id=2 + i, kind="pane", pane=p.id) for i, p in enumerate(ordered)]
+        split = LayoutNode(
+            id=1,
+            kind="split",
+            direction="vertical",
+            children=[leaf.id for leaf in leaves],
+            ratios=[1 / len(leaves)] * len(leaves),
+        )
+        nodes = [split, *leaves]
+    return WindowSnapshot(id=window, nodes=nodes, root=1, focused_pane=ordered[-1].id)
+
+
+def capture_session(panes: Iterable[Pane], generation: int) -> Session:
+    live = [pane for pane in panes if pane.is_running]
+    windows: dict[int, list[Pane]] = {}
+    for pane in live:
+        windows.setdefault(pane.window, []).append(pane)
+    return Session(
+        version=1,
+        generation=generation,
+        saved_at=time.time(),
+        windows=[window_snapshot(w, windows[w]) for w in sorted(windows)],
+        panes=[pane_snapshot(pane) for pane in sorted(live, key=lambda p: p.id)],
+    )

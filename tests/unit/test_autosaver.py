@@ -1,0 +1,70 @@
+"""The autosaver's rules, on a real event loop and real files."""
+
+import asyncio
+from pathlib import Path
+
+from mux.state.autosaver import Autosaver
+from mux.state.schema import Session
+from mux.state.session_file import parse_session
+
+
+def _session(generation: int) -> Session:
+    return Session(version=1, generation=generation, saved_at=0.0, windows=[], panes=[])
+
+
+def test_a_change_during_a_write_forces_one_more_write(tmp_path: Path) -> None:
+    async def scenario() -> list[int]:
+        loop = asyncio.get_running_loop()
+        saved: list[int] = []
+        done = asyncio.Event()
+        autosaver: Autosaver
+
+        def capture(generation: int) -> Session:
+            if generation == 1:
+                autosaver.mark_dirty()  # a change while the first write is under way
+            return _session(generation)
+
+        def on_saved(generation: int) -> None:
+            saved.append(generation)
+            if generation == 2:
+                done.set()
+
+        autosaver = Autosaver(
+            loop,
+            tmp_path / "s.json",
+            capture,
+            generation=0,
+            saved=on_saved,
+            failed=lambda _r: None,
+            debounce=0.01,
+        )
+        autosaver.mark_dirty()
+        autosaver.mark_dirty()  # debounced: one write for both
+        await asyncio.wait_for(done.wait(), 10)
+        return saved
+
+    assert asyncio.run(scenario()) == [1, 2]
+    assert parse_session((tmp_path / "s.json").read_bytes()).generation == 2
+
+
+def test_final_saves_now_and_nothing_after(tmp_path: Path) -> None:
+    async def scenario() -> tuple[int | None, list[int]]:
+        loop = asyncio.get_running_loop()
+        saved: list[int] = []
+        autosaver = Autosaver(
+            loop,
+            tmp_path / "s.json",
+            _session,
+            generation=41,
+            saved=saved.append,
+            failed=lambda _r: None,
+            debounce=0.01,
+        )
+        autosaver.mark_dirty()
+        final = await autosaver.final()
+        autosaver.mark_dirty()  # the stop closing panes: not saved
+        await asyncio.sleep(0.05)  # longer than the debounce: a write would have started
+        return final, saved
+
+    final, saved = asyncio.run(scenario())
+    assert final == 42 and saved == [42]
