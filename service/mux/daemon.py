@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from mux.panes.pane import Pane
     from mux.panes.table import PaneTable
     from mux.state.autosaver import Autosaver
+    from mux.state.restore import RestoreProblem
+    from mux.state.schema import Session
 
 log = logging.getLogger("mux")
 
@@ -82,6 +84,7 @@ class Daemon:
         self._generation = resume.generation if resume is not None else 0
         self._resume_generation = resume.snapshot_generation if resume is not None else None
         self._manager: ManagerInterface | None = None
+        self._restore_problems: list[RestoreProblem] = []
         self._status_pending = False
 
     # -- start ------------------------------------------------------------------
@@ -146,7 +149,10 @@ class Daemon:
         except Exception as e:  # dbus-fast raises several types here
             raise StartupError(f"cannot connect to the {self._bus_kind} bus: {e}") from None
         manager = ManagerInterface(
-            table, upgrade=lambda: self._upgrade(table), snapshot=self._snapshot
+            table,
+            upgrade=lambda: self._upgrade(table),
+            snapshot=self._snapshot,
+            restore_problems=self.restore_problems,
         )
         self._manager = manager
         bus.export(ROOT_PATH, manager)
@@ -169,7 +175,10 @@ class Daemon:
         self._choose_bus()
         if self._private_bus is not None:
             table.exits.watch(self._private_bus, self._private_bus_exited)
-        self._autosaver = self._make_autosaver(loop, table)
+        saved = self._load_saved_session() if self._resume is None else None
+        if saved is not None and self.settings.restore:
+            self._restore(table, saved)
+        self._autosaver = self._make_autosaver(loop, table, saved)
         table.add_observer(_TableChanges(lambda: self._table_changed(table)))
         await self._connect(table)
         table.start_watching_exits()
@@ -180,7 +189,7 @@ class Daemon:
         loop.add_signal_handler(signal.SIGHUP, lambda: log.info("SIGHUP ignored"))
         # An upgrade blocks them across the exec; with handlers in place, let them in.
         signal.pthread_sigmask(signal.SIG_UNBLOCK, BLOCKED_ACROSS_EXEC)
-        self.supervisor.ready(status_line(list(table), self._bus_kind))
+        self.supervisor.ready(self._status_line(table))
         self.supervisor.start_watchdog(loop)
         if self._resume is not None:
             from mux.init.upgrade import write_outcome
@@ -190,8 +199,8 @@ class Daemon:
         log.info("mux %s %s: %d panes, pid %d", __version__, how, len(table), os.getpid())
         self._resume = None  # its fds are ours now
 
-        if self._resume_generation is not None:
-            self._autosaver.mark_dirty()  # the resumed state, saved by this program
+        if self._resume_generation is not None or saved is not None:
+            self._autosaver.mark_dirty()  # the resumed or restored state, saved by this muxd
         status = await self._serve()
         self.supervisor.stopping()
         # The final snapshot first: closing the panes below must not be saved.
@@ -327,31 +336,51 @@ class Daemon:
             finally:
                 self._reconnected.set()
         self._upgrading = False
-        status = status_line(list(table), self._bus_kind)
+        status = self._status_line(table)
         self.supervisor.ready(f"upgrade failed ({reason}); {status}")
         self.supervisor.start_watchdog(asyncio.get_running_loop())
 
     # -- status -----------------------------------------------------------------
 
-    def _make_autosaver(self, loop: asyncio.AbstractEventLoop, table: "PaneTable") -> "Autosaver":
+    def _restore(self, table: "PaneTable", saved: "Session") -> None:
+        from mux.state.restore import restore_session
+
+        self.supervisor.extend_timeout(60)  # many panes take a while to start
+        home = os.environ.get("HOME") or os.path.expanduser("~")
+        self._restore_problems = restore_session(table, saved, home)
+        log.info(
+            "restored %d of %d panes from snapshot generation %d",
+            len(table),
+            len(saved.panes),
+            saved.generation,
+        )
+
+    def restore_problems(self) -> "list[RestoreProblem]":
+        return list(self._restore_problems)
+
+    def _make_autosaver(
+        self, loop: asyncio.AbstractEventLoop, table: "PaneTable", saved: "Session | None"
+    ) -> "Autosaver":
         from mux.state.autosaver import Autosaver
         from mux.state.capture import capture_session
 
         if self._resume_generation is not None:
             generation = self._resume_generation
         else:
-            generation = self._saved_generation()
+            generation = saved.generation if saved is not None else 0
         return Autosaver(
             loop,
             self.paths.session_file,
-            lambda g: capture_session(table, g),
+            lambda g: capture_session(
+                table, g, [(p.pane, p.window) for p in self._restore_problems]
+            ),
             generation=generation,
             saved=self._snapshot_saved,
             failed=lambda reason: self.supervisor.status(f"saving failed: {reason}"),
         )
 
-    def _saved_generation(self) -> int:
-        """The generation of the snapshot on disk, so that generations only grow."""
+    def _load_saved_session(self) -> "Session | None":
+        """The snapshot on disk: to restore, and so that generations only grow."""
         from mux.state.durable import remove_stale_temporaries
         from mux.state.session_file import SnapshotRefused, read_session
 
@@ -362,11 +391,12 @@ class Daemon:
             session = read_session(self.paths.session_file, self.paths.quarantine)
         except SnapshotRefused as e:
             log.error("%s; it was moved to %s", e, e.quarantined_as)
-            return 0
+            self.supervisor.status(f"the last session could not be restored: {e.reason}")
+            return None
         except OSError as e:
             log.error("the session snapshot cannot be read: %s", e.strerror)
-            return 0
-        return session.generation if session is not None else 0
+            return None
+        return session
 
     def _snapshot_saved(self, generation: int) -> None:
         if self._manager is not None:
@@ -381,6 +411,9 @@ class Daemon:
             raise Unavailable(str(e)) from None
         return str(self.paths.session_file), generation
 
+    def _status_line(self, table: "PaneTable") -> str:
+        return status_line(list(table), self._bus_kind, len(self._restore_problems))
+
     def _table_changed(self, table: "PaneTable") -> None:
         self._autosaver.mark_dirty()
         self._report_status(table)
@@ -393,7 +426,7 @@ class Daemon:
 
         def send() -> None:
             self._status_pending = False
-            self.supervisor.status(status_line(list(table), self._bus_kind))
+            self.supervisor.status(self._status_line(table))
 
         asyncio.get_running_loop().call_soon(send)
 

@@ -85,7 +85,8 @@ def test_a_refused_upgrade_leaves_mux_serving(private_service: Service) -> None:
 
 
 def test_a_cold_restart_replaces_the_id_space(tmp_root: Path) -> None:
-    svc = Service(tmp_root, bus_address=None).start()
+    # Without restore: a restored pane would take id 1 of the new space itself.
+    svc = Service(tmp_root, bus_address=None, config="restore = false\n").start()
     try:
         first, token, _ = svc.call(
             "Spawn",

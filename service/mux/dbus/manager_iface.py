@@ -5,7 +5,7 @@ work in `mux.panes`, and error translation in `mux.dbus.errors`.
 """
 
 from collections.abc import Awaitable, Callable
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 from dbus_fast import PropertyAccess, Variant
 from dbus_fast.annotations import DBusSignature
@@ -20,6 +20,9 @@ from mux.protocol.errors import NotSupported
 from mux.protocol.names import MANAGER_INTERFACE, pane_path
 from mux.protocol.signals import parse_signal
 from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS, check_size, parse_spawn_options
+
+if TYPE_CHECKING:
+    from mux.state.restore import RestoreProblem
 
 FEATURES = 0  # CONDITIONAL_KILL arrives with the KillIf issue
 
@@ -44,11 +47,13 @@ class ManagerInterface(ServiceInterface):
         table: PaneTable,
         upgrade: Callable[[], Awaitable[None]] | None = None,
         snapshot: Callable[[], Awaitable[tuple[str, int]]] | None = None,
+        restore_problems: "Callable[[], list[RestoreProblem]] | None" = None,
     ) -> None:
         super().__init__(MANAGER_INTERFACE)
         self.table = table
         self._upgrade = upgrade
         self._snapshot = snapshot
+        self._restore_problems = restore_problems
 
     # -- properties -----------------------------------------------------------
 
@@ -121,6 +126,23 @@ class ManagerInterface(ServiceInterface):
     @replies_with_dbus_errors
     def ListPanes(self) -> Annotated[list[dict[str, Variant]], DBusSignature("aa{sv}")]:
         return [pane_summary(pane) for pane in self.table]
+
+    @dbus_method()
+    @replies_with_dbus_errors
+    def ListRestoreProblems(self) -> Annotated[list[dict[str, Variant]], DBusSignature("aa{sv}")]:
+        """The panes of the last session that could not be started again, and why.
+        They stay in the snapshot (under the id given here) until repaired."""
+        problems = self._restore_problems() if self._restore_problems is not None else []
+        return [
+            {
+                "id": Variant("t", problem.pane.id),
+                "argv": Variant("as", list(problem.pane.argv)),
+                "cwd": Variant("s", problem.pane.cwd.path),
+                "title": Variant("s", problem.pane.title),
+                "reason": Variant("s", problem.reason),
+            }
+            for problem in problems
+        ]
 
     @dbus_method()
     @replies_with_dbus_errors

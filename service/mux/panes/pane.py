@@ -246,6 +246,10 @@ class Pane:
         if self._pending_size >= EMULATION_BATCH_BYTES:
             self.catch_up_screen()
 
+    def show_notice(self, text: str) -> None:
+        """A line from mux itself, on the screen and in the history, not to the program."""
+        self._deliver(b"\x1b[2m" + text.encode() + b"\x1b[0m\r\n")
+
     def catch_up_screen(self) -> None:
         """Feed queued output to the emulator, in one batch."""
         if not self._pending_emulation:

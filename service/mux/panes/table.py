@@ -168,7 +168,8 @@ class PaneTable:
     def _home(self) -> str:
         return self._service_env.get("HOME") or os.path.expanduser("~")
 
-    def spawn(self, request: SpawnRequest) -> Pane:
+    def spawn(self, request: SpawnRequest, notice: str | None = None) -> Pane:
+        """Start a pane; `notice` is shown on its screen before anything the program prints."""
         if request.window and request.window not in self._windows:
             raise InvalidArgument(
                 f"there is no window {request.window}; omit 'window' (or pass 0) for a new one"
@@ -180,7 +181,8 @@ class PaneTable:
             self._service_env, request.env, term=self.settings.term, pane_id=pane_id_preview
         )
         if request.kind is LaunchKind.EXPLICIT:
-            program = resolve_program(request.argv[0], cwd=cwd, path=env.get("PATH"))
+            wanted = request.program or request.argv[0]
+            program = resolve_program(wanted, cwd=cwd, path=env.get("PATH"))
             argv = request.argv
             exec_argv: tuple[str, ...] = argv
         else:
@@ -206,6 +208,8 @@ class PaneTable:
                 os.close(started.master_fd)
             raise
         assert pane.id == pane_id_preview
+        if notice:
+            pane.show_notice(notice)
         self._panes[pane.id] = pane
         self._windows.setdefault(pane.window, set()).add(pane.id)
         log.info(

@@ -37,6 +37,9 @@ class SpawnRequest:
     cols: int | None = None
     bind_instance: bool = False
     resurrection: bool | None = None  # None: the configured default
+    # Not a Spawn option: a restore names the program resolved the first time
+    # (the same one, not whatever PATH finds today), argv staying as it was.
+    program: str | None = None
 
 
 # option name -> (D-Bus signature, human description of the type)

@@ -46,15 +46,29 @@ def window_snapshot(window: int, panes: list[Pane]) -> WindowSnapshot:
     return WindowSnapshot(id=window, nodes=nodes, root=1, focused_pane=ordered[-1].id)
 
 
-def capture_session(panes: Iterable[Pane], generation: int) -> Session:
+def capture_session(
+    panes: Iterable[Pane],
+    generation: int,
+    kept: Iterable[tuple[PaneSnapshot, int]] = (),
+) -> Session:
+    """`kept`: panes that could not be restored, (snapshot, window id), saved as they
+    were so that they can be repaired, each in a window of its own."""
     live = [pane for pane in panes if pane.is_running]
     windows: dict[int, list[Pane]] = {}
     for pane in live:
         windows.setdefault(pane.window, []).append(pane)
+    saved_windows = [window_snapshot(w, windows[w]) for w in sorted(windows)]
+    saved_panes = [pane_snapshot(pane) for pane in sorted(live, key=lambda p: p.id)]
+    for snapshot, window in kept:
+        node = LayoutNode(id=1, kind="pane", pane=snapshot.id)
+        saved_windows.append(
+            WindowSnapshot(id=window, nodes=[node], root=1, focused_pane=snapshot.id)
+        )
+        saved_panes.append(snapshot)
     return Session(
         version=1,
         generation=generation,
         saved_at=time.time(),
-        windows=[window_snapshot(w, windows[w]) for w in sorted(windows)],
-        panes=[pane_snapshot(pane) for pane in sorted(live, key=lambda p: p.id)],
+        windows=saved_windows,
+        panes=saved_panes,
     )

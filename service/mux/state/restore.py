@@ -1,0 +1,75 @@
+"""Resurrection at start: every pane of the last snapshot relaunched, honestly.
+
+Processes are recreated, not revived, and each restored pane says so in its
+first line. A directory that is gone falls back to $HOME, visibly. A pane
+that cannot be started (its program is gone) is reported — log, status, and
+ListRestoreProblems over D-Bus — and stays in the snapshot for repair.
+"""
+
+import logging
+import os
+import time
+from dataclasses import dataclass
+
+from mux.panes.table import PaneTable
+from mux.protocol.errors import MuxError
+from mux.protocol.spawn_options import LaunchKind, SpawnRequest
+from mux.state.schema import PaneSnapshot, Session
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class RestoreProblem:
+    pane: PaneSnapshot  # as it was saved, with a fresh id so it cannot clash
+    window: int  # a window id of its own, reserved in the same id space
+    reason: str
+
+
+def _request(pane: PaneSnapshot, cwd: str, window: int) -> SpawnRequest:
+    common = {
+        "cwd": cwd,
+        "env": pane.env_overrides,
+        "title": pane.title if pane.title_explicit else None,
+        "window": window,
+        "rows": pane.rows,
+        "cols": pane.cols,
+    }
+    if pane.kind is LaunchKind.SHELL:
+        return SpawnRequest(kind=LaunchKind.SHELL, shell=pane.program or pane.argv[0], **common)  # type: ignore[arg-type]
+    return SpawnRequest(
+        kind=LaunchKind.EXPLICIT,
+        argv=tuple(pane.argv),
+        program=pane.program,
+        **common,  # type: ignore[arg-type]
+    )
+
+
+def restore_session(table: PaneTable, session: Session, home: str) -> list[RestoreProblem]:
+    saved_at = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(session.saved_at))
+    panes = {pane.id: pane for pane in session.panes}
+    problems: list[RestoreProblem] = []
+    for window in session.windows:
+        new_window = 0  # the first pane restored opens the window
+        order = [node.pane for node in window.nodes if node.kind == "pane"]
+        for pane_id in order:
+            assert pane_id is not None
+            saved = panes[pane_id]
+            notes = [
+                f"mux: restored from the snapshot of {saved_at}: a new process, not the old one"
+            ]
+            cwd = saved.cwd.path
+            if not os.path.isdir(cwd):
+                notes.append(f"mux: {cwd} no longer exists; started in {home} instead")
+                cwd = home
+            try:
+                pane = table.spawn(_request(saved, cwd, new_window), notice="\r\n".join(notes))
+            except MuxError as e:
+                log.error("pane %d (%s) was not restored: %s", saved.id, saved.argv[0], e.message)
+                kept = saved.model_copy(update={"id": table.ids.new_pane_id()})
+                problems.append(RestoreProblem(kept, table.ids.new_window_id(), e.message))
+                continue
+            if not saved.title_explicit:
+                pane.title = saved.title
+            new_window = pane.window
+    return problems
