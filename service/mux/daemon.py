@@ -204,7 +204,7 @@ class Daemon:
         status = await self._serve()
         self.supervisor.stopping()
         # The final snapshot first: closing the panes below must not be saved.
-        await self._autosaver.final()
+        await self._autosaver.final(participants=[table])
         if self._attach is not None:
             self._attach.close()
         await self._shutdown(table)

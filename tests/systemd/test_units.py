@@ -234,3 +234,17 @@ def test_systemctl_start_mux_after_install(user_systemd: UserSystemd) -> None:
     assert user_systemd.show("mux.socket", "ActiveState") == "active", "the socket comes along"
     status = user_systemd.muxctl("status")
     assert status.returncode == 0 and "running on the" in status.stdout
+
+
+def test_a_restart_brings_the_panes_back(user_systemd: UserSystemd) -> None:
+    """Stop and start under systemd (the login path): the final snapshot at stop, the
+    restore at start."""
+    sd = user_systemd
+    installed(sd, "--now")
+    for n in range(3):
+        assert sd.muxctl("spawn", "--title", f"t{n}", "--", "sleep", f"{700 + n}").returncode == 0
+    sd.systemctl("restart", "mux.service")
+    listed = json.loads(sd.muxctl("ls", "--json").stdout)
+    assert sorted(p["title"] for p in listed) == ["t0", "t1", "t2"]
+    assert all(p["state"] == "running" for p in listed)
+    assert sd.show("mux.service", "NRestarts") == "0", "a clean restart, not a crash"

@@ -68,3 +68,49 @@ def test_final_saves_now_and_nothing_after(tmp_path: Path) -> None:
 
     final, saved = asyncio.run(scenario())
     assert final == 42 and saved == [42]
+
+
+def test_a_participant_that_cannot_come_to_rest_keeps_the_previous_snapshot(
+    tmp_path: Path,
+) -> None:
+    from mux.state.autosaver import QuiesceError
+
+    class Stuck:
+        def prepare_final_snapshot(self) -> None:
+            raise QuiesceError("a checkpoint writer did not drain")
+
+    class Calm:
+        prepared = False
+
+        def prepare_final_snapshot(self) -> None:
+            Calm.prepared = True
+
+    async def scenario() -> tuple[int | None, int | None, list[str]]:
+        loop = asyncio.get_running_loop()
+        failures: list[str] = []
+        autosaver = Autosaver(
+            loop,
+            tmp_path / "s.json",
+            _session,
+            generation=0,
+            saved=lambda _g: None,
+            failed=failures.append,
+        )
+        await autosaver.save_now()
+        before = (tmp_path / "s.json").read_bytes()
+        refused = await autosaver.final(participants=[Stuck()])
+        assert (tmp_path / "s.json").read_bytes() == before
+        again = Autosaver(
+            loop,
+            tmp_path / "s.json",
+            _session,
+            generation=1,
+            saved=lambda _g: None,
+            failed=failures.append,
+        )
+        taken = await again.final(participants=[Calm()])
+        return refused, taken, failures
+
+    refused, taken, failures = asyncio.run(scenario())
+    assert refused is None and "did not drain" in failures[0]
+    assert taken == 2 and Calm.prepared

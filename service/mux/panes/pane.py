@@ -246,6 +246,11 @@ class Pane:
         if self._pending_size >= EMULATION_BATCH_BYTES:
             self.catch_up_screen()
 
+    def freeze(self) -> None:
+        """Stop reading the terminal: the stop that follows closes it anyway."""
+        if self._master_fd is not None:
+            self._loop.remove_reader(self._master_fd)
+
     def show_notice(self, text: str) -> None:
         """A line from mux itself, on the screen and in the history, not to the program."""
         self._deliver(b"\x1b[2m" + text.encode() + b"\x1b[0m\r\n")

@@ -343,6 +343,13 @@ class PaneTable:
             table._deferred_watches.append((ChildProcess(pid), functools.partial(_log_reaped, pid)))
         return table
 
+    def prepare_final_snapshot(self) -> None:
+        """Participant of the final snapshot: from now on no output is read and no
+        exit changes a pane, so the capture is of one moment. (Shell metadata and
+        checkpoint writers join here when they exist.)"""
+        for pane in self._panes.values():
+            pane.freeze()
+
     def start_watching_exits(self) -> None:
         """After a resume, once every observer is in place: an exit in the gap is
         then reported like any other (PaneExited, PropertiesChanged)."""

@@ -12,8 +12,9 @@ but absolute paths.
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Protocol
 
 from mux.state.durable import DurableWriteError, durable_write
 from mux.state.schema import Session
@@ -21,6 +22,18 @@ from mux.state.schema import Session
 log = logging.getLogger(__name__)
 
 DEBOUNCE_SECONDS = 0.5
+
+
+class QuiesceError(Exception):
+    """A participant could not be brought to rest; the final snapshot is not taken."""
+
+
+class Participant(Protocol):
+    """A stateful part of the service whose state the snapshot captures."""
+
+    def prepare_final_snapshot(self) -> None:
+        """Come to rest (drain writers, freeze metadata) so that nothing late changes
+        what the final snapshot captures; raise QuiesceError if that cannot be done."""
 
 
 class Autosaver:
@@ -72,8 +85,10 @@ class Autosaver:
         finally:
             self._writer = None
 
-    async def _write(self) -> int:
-        async with self._lock:
+    async def _write(self, prepare: Callable[[], None] | None = None) -> int:
+        async with self._lock:  # no other write in flight from here
+            if prepare is not None:
+                prepare()  # and nothing between it and the capture yields
             generation = self.generation + 1
             session = self._capture(generation)
             data = session.model_dump_json(indent=1).encode() + b"\n"
@@ -103,14 +118,25 @@ class Autosaver:
         if self._dirty:
             self.mark_dirty()
 
-    async def final(self) -> int | None:
-        """The last write, of the state as it is now; later changes are not saved."""
+    async def final(self, participants: Sequence[Participant] = ()) -> int | None:
+        """The last write, of the state as it is once every participant is at rest;
+        later changes are not saved. A participant that cannot come to rest keeps
+        the previous snapshot: better the last good state than a half-stopped one."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         self._stopped = True
+
+        def quiesce() -> None:
+            for participant in participants:
+                participant.prepare_final_snapshot()
+
         try:
-            return await self._write()
+            return await self._write(prepare=quiesce)
+        except QuiesceError as e:
+            log.error("the final snapshot was not taken (%s); the previous one is kept", e)
+            self._failed(f"the final snapshot was not taken: {e}")
+            return None
         except DurableWriteError as e:
             log.error("the final snapshot failed, the previous one is kept: %s", e)
             self._failed(str(e))
