@@ -86,8 +86,10 @@ class MuxClient:
 
 
 async def _connect_bus(choice: BusChoice) -> MessageBus:
+    from mux.dbus.full_socket import tolerate_full_socket
+
     try:
-        return await MessageBus(bus_address=choice.address).connect()
+        return tolerate_full_socket(await MessageBus(bus_address=choice.address).connect())
     except Exception as e:  # dbus-fast raises OSError, AuthError, ValueError...
         raise CtlError(f"cannot connect to the {choice.kind} bus ({choice.address}): {e}") from None
 

@@ -139,6 +139,7 @@ class Daemon:
         """Connect to the bus, publish the manager and every pane, own the name."""
         from dbus_fast import NameFlag, RequestNameReply
 
+        from mux.dbus.full_socket import tolerate_full_socket
         from mux.dbus.manager_iface import ManagerInterface
         from mux.dbus.publisher import BusPublisher, MuxMessageBus
         from mux.protocol.names import BUS_NAME, ROOT_PATH
@@ -148,6 +149,7 @@ class Daemon:
             await bus.connect()
         except Exception as e:  # dbus-fast raises several types here
             raise StartupError(f"cannot connect to the {self._bus_kind} bus: {e}") from None
+        tolerate_full_socket(bus)
         manager = ManagerInterface(
             table,
             upgrade=lambda: self._upgrade(table),
@@ -178,6 +180,8 @@ class Daemon:
         saved = self._load_saved_session() if self._resume is None else None
         if saved is not None and self.settings.restore:
             self._restore(table, saved)
+        elif saved is not None:
+            self._keep_unrestored_session(saved)
         self._autosaver = self._make_autosaver(loop, table, saved)
         table.add_observer(_TableChanges(lambda: self._table_changed(table)))
         await self._connect(table)
@@ -199,7 +203,7 @@ class Daemon:
         log.info("mux %s %s: %d panes, pid %d", __version__, how, len(table), os.getpid())
         self._resume = None  # its fds are ours now
 
-        if self._resume_generation is not None or saved is not None:
+        if self._resume_generation is not None or (saved is not None and self.settings.restore):
             self._autosaver.mark_dirty()  # the resumed or restored state, saved by this muxd
         status = await self._serve()
         self.supervisor.stopping()
@@ -299,7 +303,7 @@ class Daemon:
             )
             # The session on disk is current, and no write is in flight across the exec.
             await self._autosaver.save_now()
-            self._autosaver.hold()
+            await self._autosaver.hold()
             self.supervisor.reloading()
             self.supervisor.stop_watchdog()
             self._closed_for_upgrade = bus
@@ -355,6 +359,19 @@ class Daemon:
             saved.generation,
         )
 
+    def _keep_unrestored_session(self, saved: "Session") -> None:
+        """restore = false: the last session is not relaunched, but not thrown away
+        either: it stays as session.previous.json before anything replaces it."""
+        from mux.state.durable import DurableWriteError, durable_write
+
+        previous = self.paths.session_file.with_name("session.previous.json")
+        try:
+            durable_write(previous, saved.model_dump_json(indent=1).encode() + b"\n")
+        except DurableWriteError as e:
+            log.error("the unrestored session could not be kept: %s", e)
+            return
+        log.info("restore is off; the last session is kept as %s", previous)
+
     def restore_problems(self) -> "list[RestoreProblem]":
         return list(self._restore_problems)
 
@@ -376,7 +393,7 @@ class Daemon:
             ),
             generation=generation,
             saved=self._snapshot_saved,
-            failed=lambda reason: self.supervisor.status(f"saving failed: {reason}"),
+            failed=lambda _reason: self._report_status(table),
         )
 
     def _load_saved_session(self) -> "Session | None":
@@ -403,16 +420,21 @@ class Daemon:
             self._manager.SnapshotSaved(generation)
 
     async def _snapshot(self) -> tuple[str, int]:
+        from mux.state.autosaver import Stopped
         from mux.state.durable import DurableWriteError
 
         try:
             generation = await self._autosaver.save_now()
         except DurableWriteError as e:
             raise Unavailable(str(e)) from None
+        except Stopped:
+            raise Unavailable("mux is stopping or upgrading; that saves the session") from None
         return str(self.paths.session_file), generation
 
     def _status_line(self, table: "PaneTable") -> str:
-        return status_line(list(table), self._bus_kind, len(self._restore_problems))
+        line = status_line(list(table), self._bus_kind, len(self._restore_problems))
+        error = self._autosaver.last_error if hasattr(self, "_autosaver") else ""
+        return f"{error}; {line}" if error else line
 
     def _table_changed(self, table: "PaneTable") -> None:
         self._autosaver.mark_dirty()

@@ -56,8 +56,14 @@ class Paths:
 
 
 def _home(environ: Mapping[str, str]) -> Path:
-    home = environ.get("HOME")
-    return Path(home) if home else Path.home()
+    home = environ.get("HOME", "")
+    if os.path.isabs(home):
+        return Path(home)
+    # Unset or relative (which would make every path depend on the cwd): the
+    # home directory of the account.
+    import pwd
+
+    return Path(pwd.getpwuid(os.getuid()).pw_dir)
 
 
 def _xdg(environ: Mapping[str, str], name: str, default: Path) -> Path:

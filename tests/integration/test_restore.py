@@ -10,7 +10,7 @@ from tests.harness import Service, pid_alive, wait_for
 
 
 def _restart(svc: Service) -> None:
-    assert svc.stop() == 0
+    assert svc.stop() == 0, svc.log()[-3000:]
     svc.start()
 
 

@@ -241,6 +241,7 @@ class PaneTable:
                 argv=argv,
                 program=program,
                 env_overrides=tuple(sorted(request.env.items())),
+                invocation=request.invocation or secrets.token_hex(16),
             ),
             process=started.process,
             master_fd=started.master_fd,

@@ -40,6 +40,7 @@ class SpawnRequest:
     # Not a Spawn option: a restore names the program resolved the first time
     # (the same one, not whatever PATH finds today), argv staying as it was.
     program: str | None = None
+    invocation: str | None = None  # likewise: a restored launch keeps its identity
 
 
 # option name -> (D-Bus signature, human description of the type)

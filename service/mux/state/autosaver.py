@@ -36,6 +36,13 @@ class Participant(Protocol):
         what the final snapshot captures; raise QuiesceError if that cannot be done."""
 
 
+RETRY_SECONDS = (1.0, 2.0, 5.0, 10.0, 30.0)  # after a failed autosave, then every 30 s
+
+
+class Stopped(Exception):
+    """Saving is over (the final snapshot was taken) or held (an upgrade is under way)."""
+
+
 class Autosaver:
     def __init__(
         self,
@@ -48,8 +55,11 @@ class Autosaver:
         failed: Callable[[str], None],
         debounce: float = DEBOUNCE_SECONDS,
     ) -> None:
+        if not path.is_absolute():
+            raise ValueError(f"the snapshot path must be absolute: {path}")
         self.path = path
         self.generation = generation
+        self.last_error = ""  # until a write succeeds again: shown in the status
         self._loop = loop
         self._capture = capture
         self._saved = saved
@@ -57,6 +67,7 @@ class Autosaver:
         self._debounce = debounce
         self._dirty = False
         self._stopped = False
+        self._failures = 0
         self._timer: asyncio.TimerHandle | None = None
         self._writer: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
@@ -78,40 +89,69 @@ class Autosaver:
                 self._dirty = False
                 try:
                     await self._write()
-                except DurableWriteError as e:
-                    log.error("autosave failed: %s", e)
-                    self._failed(str(e))
-                    return  # the next change tries again
+                except Stopped:
+                    return
+                except Exception as e:  # every failure is reported, and retried
+                    self._dirty = True
+                    self._report(e)
+                    delay = RETRY_SECONDS[min(self._failures, len(RETRY_SECONDS)) - 1]
+                    self._timer = self._loop.call_later(delay, self._start_writer)
+                    return
         finally:
             self._writer = None
 
-    async def _write(self, prepare: Callable[[], None] | None = None) -> int:
+    def _report(self, error: Exception) -> None:
+        self._failures += 1
+        message = str(error) if isinstance(error, DurableWriteError) else f"saving failed: {error}"
+        self.last_error = message
+        log.error("autosave failed: %s", message)
+        self._failed(message)
+
+    async def _write(
+        self, prepare: Callable[[], None] | None = None, *, final: bool = False
+    ) -> int:
         async with self._lock:  # no other write in flight from here
+            if self._stopped and not final:
+                raise Stopped("saving is held or over")
             if prepare is not None:
                 prepare()  # and nothing between it and the capture yields
             generation = self.generation + 1
             session = self._capture(generation)
             data = session.model_dump_json(indent=1).encode() + b"\n"
-            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-            await self._loop.run_in_executor(None, durable_write, self.path, data)
+            try:
+                await self._loop.run_in_executor(None, durable_write, self.path, data)
+            except DurableWriteError as e:
+                if e.replaced:  # the new content is there: its number is used up
+                    self.generation = generation
+                raise
             self.generation = generation
+            self._failures = 0
+            self.last_error = ""
         self._saved(generation)
         return generation
 
     async def save_now(self) -> int:
-        """Write the current state; returns its generation once it is on disk."""
+        """Write the current state; returns its generation once it is on disk.
+        Raises Stopped while an upgrade holds saving or after the final snapshot."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
-        self._dirty = False
-        return await self._write()
+        dirty, self._dirty = self._dirty, False
+        try:
+            return await self._write()
+        except BaseException:
+            self._dirty = self._dirty or dirty
+            raise
 
-    def hold(self) -> None:
-        """No writes until `release` (an upgrade's exec must not cut one in half)."""
+    async def hold(self) -> None:
+        """No writes until `release`; returns once a write in flight has finished
+        (an upgrade's exec must not cut one in half)."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         self._stopped = True
+        async with self._lock:
+            pass
 
     def release(self) -> None:
         self._stopped = False
@@ -132,12 +172,10 @@ class Autosaver:
                 participant.prepare_final_snapshot()
 
         try:
-            return await self._write(prepare=quiesce)
+            return await self._write(prepare=quiesce, final=True)
         except QuiesceError as e:
             log.error("the final snapshot was not taken (%s); the previous one is kept", e)
             self._failed(f"the final snapshot was not taken: {e}")
-            return None
-        except DurableWriteError as e:
-            log.error("the final snapshot failed, the previous one is kept: %s", e)
-            self._failed(str(e))
-            return None
+        except Exception as e:  # the stop goes on whatever happened here
+            self._report(e)
+        return None

@@ -85,12 +85,17 @@ def _fsync_directory(directory: Path, ops: FileOps) -> None:
 
 def durable_write(path: Path, data: bytes, *, mode: int = 0o600, ops: FileOps = REAL_OPS) -> None:
     """Replace `path` with `data` durably; raises DurableWriteError and changes nothing."""
+    if not path.is_absolute():  # a writer thread must not depend on the cwd
+        raise ValueError(f"durable_write needs an absolute path, got {path}")
     directory = path.parent
-    with _exclusive(path):
-        step = "creating a temporary file"
+    with contextlib.ExitStack() as held:
+        step = "preparing its directory"
         temporary: str | None = None
         replaced = False
         try:
+            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            held.enter_context(_exclusive(path))
+            step = "creating a temporary file"
             fd, temporary = _make_temporary(path, mode)
             try:
                 step = "writing"

@@ -34,6 +34,7 @@ def _request(pane: PaneSnapshot, cwd: str, window: int) -> SpawnRequest:
         "window": window,
         "rows": pane.rows,
         "cols": pane.cols,
+        "invocation": pane.invocation,
     }
     if pane.kind is LaunchKind.SHELL:
         return SpawnRequest(kind=LaunchKind.SHELL, shell=pane.program or pane.argv[0], **common)  # type: ignore[arg-type]
@@ -64,10 +65,11 @@ def restore_session(table: PaneTable, session: Session, home: str) -> list[Resto
                 cwd = home
             try:
                 pane = table.spawn(_request(saved, cwd, new_window), notice="\r\n".join(notes))
-            except MuxError as e:
-                log.error("pane %d (%s) was not restored: %s", saved.id, saved.argv[0], e.message)
+            except Exception as e:  # whatever it is, the other panes still come back
+                reason = e.message if isinstance(e, MuxError) else f"it could not be started ({e})"
+                log.error("pane %d (%s) was not restored: %s", saved.id, saved.argv[0], reason)
                 kept = saved.model_copy(update={"id": table.ids.new_pane_id()})
-                problems.append(RestoreProblem(kept, table.ids.new_window_id(), e.message))
+                problems.append(RestoreProblem(kept, table.ids.new_window_id(), reason))
                 continue
             if not saved.title_explicit:
                 pane.title = saved.title

@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from mux.protocol.names import CwdSource
-from mux.protocol.spawn_options import LaunchKind
+from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS, LaunchKind
 
 CURRENT_VERSION = 1
 
@@ -44,9 +44,20 @@ class PaneSnapshot(_Model):
     env_overrides: dict[str, str] = {}
     title: str
     title_explicit: bool = False
-    rows: int = Field(ge=1)
-    cols: int = Field(ge=1)
+    rows: int = Field(ge=1, le=MAX_ROWS)
+    cols: int = Field(ge=1, le=MAX_COLS)
     invocation: str  # opaque identity of this launch (application-resurrection)
+
+    @model_validator(mode="after")
+    def _startable(self) -> "PaneSnapshot":
+        """What Spawn refuses cannot be restored either: refused here, with the reason."""
+        for arg in self.argv:
+            if "\x00" in arg:
+                raise SnapshotError(f"pane {self.id}: an argument contains NUL")
+        for key, value in self.env_overrides.items():
+            if not key or "=" in key or "\x00" in key or "\x00" in value:
+                raise SnapshotError(f"pane {self.id}: environment variable {key!r} is not valid")
+        return self
 
 
 class LayoutNode(_Model):
