@@ -233,7 +233,8 @@ class Service:
         )
         if check and result.returncode != 0:
             raise AssertionError(
-                f"muxctl {' '.join(args)} exited {result.returncode}: {result.stderr}"
+                f"muxctl {' '.join(args)} exited {result.returncode}: {result.stderr}\n"
+                f"muxd's log ends:\n{self.log()[-2000:]}"
             )
         return result
 

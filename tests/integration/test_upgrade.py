@@ -38,7 +38,10 @@ def test_upgrade_keeps_panes_ids_token_and_pid(private_service: Service) -> None
     assert svc.process.poll() is None, "the same process goes on"
 
     after = svc.panes()
-    assert after == before, "every pane, with pid, state and exit status, is still there"
+    assert after == before, (
+        "every pane, with pid, state and exit status, is still there",
+        svc.log()[-2000:],
+    )
     assert svc.screen(exited) == screen_before
     svc.call("SendInput", "tay", [reader, b"after-upgrade\r"])
     svc.wait_screen(reader, "got:after-upgrade")
