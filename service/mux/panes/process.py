@@ -9,7 +9,8 @@ On Linux the child is created with posix_spawn (vfork-fast, no Python code in
 the child): POSIX_SPAWN_SETSID makes it a session leader before the file
 actions run, so opening the PTY's slave as fd 0 makes it the controlling
 terminal. posix_spawn has no chdir, so the parent changes its own working
-directory around the call; that is safe because the service runs no threads.
+directory around the call; that is safe because no other thread of the service
+uses a relative path (the snapshot writer's paths are all absolute).
 Elsewhere, subprocess with a preexec_fn that issues TIOCSCTTY.
 """
 
@@ -156,7 +157,8 @@ def _posix_spawn_on(
 def _popen_on(
     slave: int, program: str, argv: Sequence[str], env: Mapping[str, str], cwd: str
 ) -> "subprocess.Popen[bytes]":
-    # preexec_fn is safe here: the service runs no threads of its own.
+    # preexec_fn is safe here: off Linux the service runs no other thread
+    # (mux.state.autosaver writes on the loop there).
     return subprocess.Popen(
         list(argv),
         executable=program,

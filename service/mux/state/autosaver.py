@@ -6,12 +6,14 @@ more write after it. `save_now` (the Snapshot method) writes at once and
 answers with the generation once it is durable. `final` writes the last state
 and stops: after it, nothing the stop does (panes closing) is saved. The
 capture runs on the event loop, so it sees one consistent state; the
-durable write itself (fsync) runs in a worker thread, which touches nothing
-but absolute paths.
+durable write itself (fsync) runs in a worker thread on Linux, touching
+nothing but absolute paths (the pane spawner changes the process's cwd for
+an instant around posix_spawn).
 """
 
 import asyncio
 import logging
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
@@ -22,6 +24,10 @@ from mux.state.schema import Session
 log = logging.getLogger(__name__)
 
 DEBOUNCE_SECONDS = 0.5
+# The fsync runs in a worker thread only where panes start through posix_spawn
+# (Linux): elsewhere they start through fork + preexec_fn, which a second
+# thread could deadlock, so the write stays on the loop there.
+WRITE_IN_THREAD = sys.platform == "linux"
 
 
 class QuiesceError(Exception):
@@ -119,7 +125,10 @@ class Autosaver:
             session = self._capture(generation)
             data = session.model_dump_json(indent=1).encode() + b"\n"
             try:
-                await self._loop.run_in_executor(None, durable_write, self.path, data)
+                if WRITE_IN_THREAD:
+                    await self._loop.run_in_executor(None, durable_write, self.path, data)
+                else:
+                    durable_write(self.path, data)
             except DurableWriteError as e:
                 if e.replaced:  # the new content is there: its number is used up
                     self.generation = generation
