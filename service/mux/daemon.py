@@ -30,6 +30,7 @@ from mux.status_report import status_line
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+    from pathlib import Path
 
     from mux.attach.listener import AttachListener
     from mux.dbus.manager_iface import ManagerInterface
@@ -85,6 +86,9 @@ class Daemon:
         self._resume_generation = resume.snapshot_generation if resume is not None else None
         self._manager: ManagerInterface | None = None
         self._restore_problems: list[RestoreProblem] = []
+        self._session_problem = ""  # the last session was refused or unreadable
+        self._generation_floor = 0
+        self._saving_disabled = False
         self._status_pending = False
 
     # -- start ------------------------------------------------------------------
@@ -155,6 +159,7 @@ class Daemon:
             upgrade=lambda: self._upgrade(table),
             snapshot=self._snapshot,
             restore_problems=self.restore_problems,
+            session_problem=lambda: self.session_problem,
         )
         self._manager = manager
         bus.export(ROOT_PATH, manager)
@@ -375,6 +380,10 @@ class Daemon:
     def restore_problems(self) -> "list[RestoreProblem]":
         return list(self._restore_problems)
 
+    @property
+    def session_problem(self) -> str:
+        return self._session_problem
+
     def _make_autosaver(
         self, loop: asyncio.AbstractEventLoop, table: "PaneTable", saved: "Session | None"
     ) -> "Autosaver":
@@ -384,7 +393,7 @@ class Daemon:
         if self._resume_generation is not None:
             generation = self._resume_generation
         else:
-            generation = saved.generation if saved is not None else 0
+            generation = saved.generation if saved is not None else self._generation_floor
         return Autosaver(
             loop,
             self.paths.session_file,
@@ -408,10 +417,23 @@ class Daemon:
             session = read_session(self.paths.session_file, self.paths.quarantine)
         except SnapshotRefused as e:
             log.error("%s; it was moved to %s", e, e.quarantined_as)
-            self.supervisor.status(f"the last session could not be restored: {e.reason}")
+            self._session_problem = f"{e}; it was moved to {e.quarantined_as.name} in quarantine"
+            self._generation_floor = _generation_of(e.quarantined_as)
             return None
         except OSError as e:
-            log.error("the session snapshot cannot be read: %s", e.strerror)
+            # Not readable now (EIO, EACCES) is not "absent": it must not be
+            # replaced by the first autosave. Moved aside, or saving stays off.
+            from mux.state.quarantine import quarantine
+
+            reason = f"the session snapshot cannot be read ({e.strerror})"
+            log.error("%s", reason)
+            try:
+                moved = quarantine(self.paths.session_file, self.paths.quarantine, reason)
+            except OSError:
+                self._session_problem = f"{reason}; saving is off until it is fixed"
+                self._saving_disabled = True
+                return None
+            self._session_problem = f"{reason}; it was moved to {moved.name} in quarantine"
             return None
         return session
 
@@ -434,10 +456,12 @@ class Daemon:
     def _status_line(self, table: "PaneTable") -> str:
         line = status_line(list(table), self._bus_kind, len(self._restore_problems))
         error = self._autosaver.last_error if hasattr(self, "_autosaver") else ""
-        return f"{error}; {line}" if error else line
+        notes = [note for note in (error, self._session_problem) if note]
+        return "; ".join([*notes, line])
 
     def _table_changed(self, table: "PaneTable") -> None:
-        self._autosaver.mark_dirty()
+        if not self._saving_disabled:
+            self._autosaver.mark_dirty()
         self._report_status(table)
 
     def _report_status(self, table: "PaneTable") -> None:
@@ -507,6 +531,17 @@ class _TableChanges:
 
     def pane_exited(self, pane: "Pane") -> None:
         self._changed()
+
+
+def _generation_of(path: "Path") -> int:
+    """The generation a refused snapshot claims, if any: generations only grow."""
+    import json
+
+    try:
+        value = json.loads(path.read_bytes()).get("generation", 0)
+    except (OSError, ValueError, AttributeError):
+        return 0
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _stderr_is_the_journal() -> bool:

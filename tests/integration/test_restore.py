@@ -111,3 +111,27 @@ def test_exited_panes_are_never_resurrected(tmp_root: Path) -> None:
         assert svc.panes() == {}
     finally:
         svc.stop()
+
+
+def test_a_refused_session_is_visible_and_generations_go_on(tmp_root: Path) -> None:
+    svc = Service(tmp_root, bus_address=None)
+    state = svc.state / "mux"
+    state.mkdir(parents=True)
+    # Valid JSON, generation 41, but a pane that no window shows: refused.
+    (state / "session.json").write_text(
+        '{"version": 1, "generation": 41, "saved_at": 0, "windows": [], "panes": ['
+        '{"id": 1, "kind": "explicit", "argv": ["sleep", "1"], "program": "/bin/sleep",'
+        ' "cwd": {"path": "/", "source": "launch", "captured_at": 0}, "title": "t",'
+        ' "rows": 24, "cols": 80, "invocation": "x"}]}'
+    )
+    svc.start()
+    try:
+        (problems,) = svc.call("ListRestoreProblems")
+        whole = {k: v.value for k, v in problems[0].items()}
+        assert whole["id"] == 0 and "quarantine" in whole["reason"]
+        assert "no window's layout" in whole["reason"]
+        assert len(list((state / "quarantine").iterdir())) == 1
+        _, generation = svc.call("Snapshot")
+        assert generation == 42, "generations only grow, even past a refused file"
+    finally:
+        svc.stop()

@@ -48,12 +48,14 @@ class ManagerInterface(ServiceInterface):
         upgrade: Callable[[], Awaitable[None]] | None = None,
         snapshot: Callable[[], Awaitable[tuple[str, int]]] | None = None,
         restore_problems: "Callable[[], list[RestoreProblem]] | None" = None,
+        session_problem: Callable[[], str] | None = None,
     ) -> None:
         super().__init__(MANAGER_INTERFACE)
         self.table = table
         self._upgrade = upgrade
         self._snapshot = snapshot
         self._restore_problems = restore_problems
+        self._session_problem = session_problem
 
     # -- properties -----------------------------------------------------------
 
@@ -133,7 +135,22 @@ class ManagerInterface(ServiceInterface):
         """The panes of the last session that could not be started again, and why.
         They stay in the snapshot (under the id given here) until repaired."""
         problems = self._restore_problems() if self._restore_problems is not None else []
-        return [
+        whole = self._session_problem() if self._session_problem is not None else ""
+        # The whole session refused (quarantined, unreadable): one entry with id 0.
+        session_entry = (
+            [
+                {
+                    "id": Variant("t", 0),
+                    "argv": Variant("as", []),
+                    "cwd": Variant("s", ""),
+                    "title": Variant("s", ""),
+                    "reason": Variant("s", whole),
+                }
+            ]
+            if whole
+            else []
+        )
+        return session_entry + [
             {
                 "id": Variant("t", problem.pane.id),
                 "argv": Variant("as", list(problem.pane.argv)),
