@@ -1,0 +1,267 @@
+"""The attach protocol on `<runtime>/mux.sock` (SPEC §4): frames, without any I/O.
+
+Every frame is a 1-byte type, a 4-byte big-endian payload length, and the
+payload; a payload is at most MAX_PAYLOAD bytes (a longer declared length is a
+protocol error, found before anything is buffered). The codec is a pure
+object in the manner of h11: feed bytes with `receive_data`, take frames with
+`next_frame`, turn frames into bytes with `encode`. docs/attach-protocol.md
+describes the conversation.
+"""
+
+import json
+import struct
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import ClassVar
+
+PROTOCOL_VERSION = 1
+MAX_PAYLOAD = 1 << 20
+HEADER = struct.Struct(">BI")
+
+
+class ProtocolError(Exception):
+    """The peer broke the framing; the connection is to be closed."""
+
+
+class FrameType(IntEnum):
+    # client -> service
+    HELLO = 0x01
+    ATTACH = 0x02
+    INPUT = 0x03
+    RESIZE = 0x04
+    DETACH = 0x05
+    # service -> client
+    WELCOME = 0x81
+    ATTACHED = 0x82
+    OUTPUT = 0x83
+    REPAINT = 0x84
+    EXITED = 0x85
+    ERROR = 0x86
+    DETACHED = 0x87
+
+
+@dataclass(frozen=True)
+class Frame:
+    kind: ClassVar[FrameType]
+
+    def payload(self) -> bytes:
+        return b""
+
+    @classmethod
+    def parse(cls, payload: bytes) -> "Frame":
+        if payload:
+            raise ProtocolError(f"{cls.kind.name} carries no payload")
+        return cls()
+
+
+@dataclass(frozen=True)
+class _Json(Frame):
+    """Frames whose payload is one JSON object."""
+
+    @classmethod
+    def _object(cls, payload: bytes) -> dict[str, object]:
+        try:
+            value = json.loads(payload)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            raise ProtocolError(f"{cls.kind.name}: the payload is not JSON") from None
+        if not isinstance(value, dict):
+            raise ProtocolError(f"{cls.kind.name}: the payload is not a JSON object")
+        return value
+
+
+@dataclass(frozen=True)
+class Hello(_Json):
+    kind = FrameType.HELLO
+    version: int = PROTOCOL_VERSION
+
+    def payload(self) -> bytes:
+        return json.dumps({"version": self.version}).encode()
+
+    @classmethod
+    def parse(cls, payload: bytes) -> "Hello":
+        version = cls._object(payload).get("version")
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise ProtocolError("HELLO: version must be a whole number")
+        return cls(version)
+
+
+@dataclass(frozen=True)
+class Welcome(Hello):
+    kind = FrameType.WELCOME
+
+
+@dataclass(frozen=True)
+class Attach(Frame):
+    kind = FrameType.ATTACH
+    pane: int
+
+    def payload(self) -> bytes:
+        return struct.pack(">Q", self.pane)
+
+    @classmethod
+    def parse(cls, payload: bytes) -> "Attach":
+        if len(payload) != 8:
+            raise ProtocolError("ATTACH carries an 8-byte pane id")
+        return cls(struct.unpack(">Q", payload)[0])
+
+
+@dataclass(frozen=True)
+class _Size(Frame):
+    rows: int
+    cols: int
+
+    def payload(self) -> bytes:
+        return struct.pack(">HH", self.rows, self.cols)
+
+    @classmethod
+    def parse(cls, payload: bytes) -> "_Size":
+        if len(payload) != 4:
+            raise ProtocolError(f"{cls.kind.name} carries rows and columns (2 bytes each)")
+        rows, cols = struct.unpack(">HH", payload)
+        return cls(rows, cols)
+
+
+@dataclass(frozen=True)
+class Resize(_Size):
+    kind = FrameType.RESIZE
+
+
+@dataclass(frozen=True)
+class Attached(Frame):
+    kind = FrameType.ATTACHED
+    pane: int
+    rows: int
+    cols: int
+
+    def payload(self) -> bytes:
+        return struct.pack(">QHH", self.pane, self.rows, self.cols)
+
+    @classmethod
+    def parse(cls, payload: bytes) -> "Attached":
+        if len(payload) != 12:
+            raise ProtocolError("ATTACHED carries a pane id, rows and columns")
+        return cls(*struct.unpack(">QHH", payload))
+
+
+@dataclass(frozen=True)
+class _Bytes(Frame):
+    data: bytes
+
+    def payload(self) -> bytes:
+        return self.data
+
+    @classmethod
+    def parse(cls, payload: bytes) -> "_Bytes":
+        return cls(payload)
+
+
+@dataclass(frozen=True)
+class Input(_Bytes):
+    kind = FrameType.INPUT
+
+
+@dataclass(frozen=True)
+class Output(_Bytes):
+    kind = FrameType.OUTPUT
+
+
+@dataclass(frozen=True)
+class Repaint(_Bytes):
+    kind = FrameType.REPAINT
+
+
+@dataclass(frozen=True)
+class Exited(Frame):
+    kind = FrameType.EXITED
+    status: int
+
+    def payload(self) -> bytes:
+        return struct.pack(">i", self.status)
+
+    @classmethod
+    def parse(cls, payload: bytes) -> "Exited":
+        if len(payload) != 4:
+            raise ProtocolError("EXITED carries a 4-byte status")
+        return cls(struct.unpack(">i", payload)[0])
+
+
+@dataclass(frozen=True)
+class Error(_Json):
+    kind = FrameType.ERROR
+    code: str
+    message: str
+
+    def payload(self) -> bytes:
+        return json.dumps({"code": self.code, "message": self.message}).encode()
+
+    @classmethod
+    def parse(cls, payload: bytes) -> "Error":
+        value = cls._object(payload)
+        code, message = value.get("code"), value.get("message", "")
+        if not isinstance(code, str) or not isinstance(message, str):
+            raise ProtocolError("ERROR carries a code and a message, both strings")
+        return cls(code, message)
+
+
+@dataclass(frozen=True)
+class Detach(Frame):
+    kind = FrameType.DETACH
+
+
+@dataclass(frozen=True)
+class Detached(Frame):
+    kind = FrameType.DETACHED
+
+
+FRAME_TYPES: dict[FrameType, type[Frame]] = {
+    cls.kind: cls
+    for cls in (
+        Hello,
+        Welcome,
+        Attach,
+        Input,
+        Resize,
+        Detach,
+        Attached,
+        Output,
+        Repaint,
+        Exited,
+        Error,
+        Detached,
+    )
+}
+
+
+def encode(frame: Frame) -> bytes:
+    payload = frame.payload()
+    if len(payload) > MAX_PAYLOAD:
+        raise ValueError(f"a {frame.kind.name} payload of {len(payload)} bytes is too large")
+    return HEADER.pack(frame.kind, len(payload)) + payload
+
+
+class FrameDecoder:
+    """Bytes in, frames out. Memory is bounded by one header plus one payload."""
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def receive_data(self, data: bytes) -> None:
+        self._buffer += data
+
+    def next_frame(self) -> Frame | None:
+        """The next complete frame, None until one is complete; ProtocolError if the
+        bytes cannot be frames."""
+        if len(self._buffer) < HEADER.size:
+            return None
+        kind_byte, length = HEADER.unpack_from(self._buffer)
+        try:
+            kind = FrameType(kind_byte)
+        except ValueError:
+            raise ProtocolError(f"unknown frame type 0x{kind_byte:02x}") from None
+        if length > MAX_PAYLOAD:
+            raise ProtocolError(f"a frame of {length} bytes is larger than {MAX_PAYLOAD}")
+        if len(self._buffer) < HEADER.size + length:
+            return None
+        payload = bytes(self._buffer[HEADER.size : HEADER.size + length])
+        del self._buffer[: HEADER.size + length]
+        return FRAME_TYPES[kind].parse(payload)
