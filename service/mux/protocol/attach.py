@@ -10,7 +10,7 @@ describes the conversation.
 
 import json
 import struct
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from enum import IntEnum
 from typing import ClassVar
 
@@ -91,56 +91,47 @@ class Welcome(Hello):
 
 
 @dataclass(frozen=True)
-class Attach(Frame):
+class _Packed(Frame):
+    """Frames whose payload is their fields packed with FORMAT, nothing more."""
+
+    FORMAT: ClassVar[struct.Struct]
+    SHAPE: ClassVar[str]  # what the payload holds, for the error message
+
+    def payload(self) -> bytes:
+        return self.FORMAT.pack(*astuple(self))
+
+    @classmethod
+    def parse(cls, payload: bytes) -> "_Packed":
+        if len(payload) != cls.FORMAT.size:
+            raise ProtocolError(f"{cls.kind.name} carries {cls.SHAPE}")
+        return cls(*cls.FORMAT.unpack(payload))
+
+
+@dataclass(frozen=True)
+class Attach(_Packed):
     kind = FrameType.ATTACH
+    FORMAT = struct.Struct(">Q")
+    SHAPE = "an 8-byte pane id"
     pane: int
 
-    def payload(self) -> bytes:
-        return struct.pack(">Q", self.pane)
-
-    @classmethod
-    def parse(cls, payload: bytes) -> "Attach":
-        if len(payload) != 8:
-            raise ProtocolError("ATTACH carries an 8-byte pane id")
-        return cls(struct.unpack(">Q", payload)[0])
-
 
 @dataclass(frozen=True)
-class _Size(Frame):
-    rows: int
-    cols: int
-
-    def payload(self) -> bytes:
-        return struct.pack(">HH", self.rows, self.cols)
-
-    @classmethod
-    def parse(cls, payload: bytes) -> "_Size":
-        if len(payload) != 4:
-            raise ProtocolError(f"{cls.kind.name} carries rows and columns (2 bytes each)")
-        rows, cols = struct.unpack(">HH", payload)
-        return cls(rows, cols)
-
-
-@dataclass(frozen=True)
-class Resize(_Size):
+class Resize(_Packed):
     kind = FrameType.RESIZE
-
-
-@dataclass(frozen=True)
-class Attached(Frame):
-    kind = FrameType.ATTACHED
-    pane: int
+    FORMAT = struct.Struct(">HH")
+    SHAPE = "rows and columns (2 bytes each)"
     rows: int
     cols: int
 
-    def payload(self) -> bytes:
-        return struct.pack(">QHH", self.pane, self.rows, self.cols)
 
-    @classmethod
-    def parse(cls, payload: bytes) -> "Attached":
-        if len(payload) != 12:
-            raise ProtocolError("ATTACHED carries a pane id, rows and columns")
-        return cls(*struct.unpack(">QHH", payload))
+@dataclass(frozen=True)
+class Attached(_Packed):
+    kind = FrameType.ATTACHED
+    FORMAT = struct.Struct(">QHH")
+    SHAPE = "a pane id, rows and columns"
+    pane: int
+    rows: int
+    cols: int
 
 
 @dataclass(frozen=True)
@@ -171,18 +162,11 @@ class Repaint(_Bytes):
 
 
 @dataclass(frozen=True)
-class Exited(Frame):
+class Exited(_Packed):
     kind = FrameType.EXITED
+    FORMAT = struct.Struct(">i")
+    SHAPE = "a 4-byte status"
     status: int
-
-    def payload(self) -> bytes:
-        return struct.pack(">i", self.status)
-
-    @classmethod
-    def parse(cls, payload: bytes) -> "Exited":
-        if len(payload) != 4:
-            raise ProtocolError("EXITED carries a 4-byte status")
-        return cls(struct.unpack(">i", payload)[0])
 
 
 @dataclass(frozen=True)
