@@ -1,10 +1,10 @@
 """What every benchmark needs: an isolated muxd, an isolated tmux server, figures, tables.
 
-Self-contained on purpose (benchmarks do not depend on the tests): each muxd
-gets fresh XDG directories and, with no session bus in its environment, starts
+Each muxd gets fresh XDG directories and, with no session bus in its environment, starts
 its own private dbus-daemon at <runtime>/bus. Each tmux server gets its own
 socket directory (TMUX_TMPDIR), socket name (-L) and no configuration file.
-Waiting is for a condition with a deadline, never for a guessed time.
+Waiting is for a condition with a deadline, never for a guessed time: the same
+`wait_for` and environment filter as the tests (tests/harness.py), not copies.
 """
 
 from __future__ import annotations
@@ -18,14 +18,18 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import Any, TypeVar
 
 from dbus_fast import Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
+
+# The benchmarks run as `python3 bench/NAME.py`: the repository root holds tests/.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.harness import outside_environment, wait_for
 
 T = TypeVar("T")
 
@@ -38,26 +42,12 @@ MANAGER_INTERFACE = "org.mux.Mux1.Manager"
 
 TIMEOUT = 20.0
 
-# Environment a benchmark must not hand to the programs it starts.
-_FOREIGN_PREFIXES = ("MUX_", "DBUS_", "XDG_", "LISTEN_", "NOTIFY_", "WATCHDOG_", "TMUX")
+__all__ = ["wait_for"]  # re-exported for the benchmarks
 
 
 def clean_environment() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if not k.startswith(_FOREIGN_PREFIXES)}
-
-
-def wait_for(condition: Callable[[], T], what: str, timeout: float = TIMEOUT) -> T:
-    """Poll `condition` until it returns something truthy; fail after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    delay = 0.001
-    while True:
-        result = condition()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(delay)  # poll interval, not a guess at how long the event takes
-        delay = min(delay * 2, 0.05)
+    """What the tests hand to what they start, and no tmux of the caller's either."""
+    return {k: v for k, v in outside_environment().items() if not k.startswith("TMUX")}
 
 
 def make_root(prefix: str) -> Path:
@@ -209,7 +199,7 @@ class Muxd:
                 # process group, so no signal muxd sends to "its group" reaches us.
                 start_new_session=True,
             )
-        wait_for(self._ready, "muxd to become ready")
+        wait_for(self._ready, TIMEOUT, what="muxd to become ready")
         buses = [c for c in child_pids(self.pid) if process_name(c) == "dbus-daemon"]
         self._bus_pid = buses[0] if buses else None
 
@@ -346,7 +336,7 @@ class Tmux:
         )
         if self.pid:
             pid = self.pid
-            wait_for(lambda: not _alive(pid), "the tmux server to exit")
+            wait_for(lambda: not _alive(pid), TIMEOUT, what="the tmux server to exit")
         shutil.rmtree(self.root, ignore_errors=True)
 
 

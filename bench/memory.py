@@ -158,7 +158,7 @@ def tmux_batch(tmux: Tmux, batch: Batch, count: int) -> None:
         return batch.last_line in tmux.run("capture-pane", "-p", "-t", pane)
 
     for pane in panes:
-        wait_for(functools.partial(shown, pane), f"tmux pane {pane} to show its output")
+        wait_for(functools.partial(shown, pane), what=f"tmux pane {pane} to show its output")
 
 
 def measure_tmux(tmux: Tmux, plan: Sequence[Batch], count: int) -> list[Sample]:
