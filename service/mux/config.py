@@ -45,6 +45,12 @@ class Settings(BaseSettings):
     max_input_backlog_bytes: int = Field(
         default=32 << 20, ge=4096, description="input accepted but not yet read by a pane"
     )
+    attach_client_buffer_bytes: int = Field(
+        default=1 << 20,
+        ge=65536,
+        le=1 << 30,
+        description="output queued for one attached client before it is resynchronised",
+    )
     screen_idle_seconds: float = Field(
         default=10.0, gt=0, description="free a screen emulator nobody used for this long"
     )

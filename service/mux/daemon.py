@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from pathlib import Path
 
+    from mux.attach.hub import AttachHub
     from mux.attach.listener import AttachListener
     from mux.dbus.manager_iface import ManagerInterface
     from mux.dbus.publisher import MuxMessageBus
@@ -74,6 +75,7 @@ class Daemon:
         self._resume = resume
         self._private_bus: Reapable | None = None
         self._attach: AttachListener | None = None
+        self._hub: AttachHub | None = None
         self._bus: MuxMessageBus | None = None
         self._bus_address = ""
         self._bus_kind = ""
@@ -128,6 +130,13 @@ class Daemon:
         owned = str(self.paths.attach_socket) if origin == BOUND_BY_MUXD else None
         self._attach = AttachListener(sock, loop, owned)
 
+    def _start_attach_hub(self, loop: asyncio.AbstractEventLoop, table: "PaneTable") -> None:
+        from mux.attach.hub import AttachHub
+
+        self._hub = AttachHub(table, loop, self.settings.attach_client_buffer_bytes)
+        if self._attach is not None:
+            self._attach.hub = self._hub
+
     def _make_table(self, loop: asyncio.AbstractEventLoop) -> "PaneTable":
         from mux.panes.process import ChildProcess
         from mux.panes.table import PaneTable
@@ -143,20 +152,28 @@ class Daemon:
         """Connect to the bus, publish the manager and every pane, own the name."""
         from dbus_fast import NameFlag, RequestNameReply
 
-        from mux.dbus.full_socket import tolerate_full_socket
+        from mux.dbus.full_socket import (
+            close_after_sending,
+            close_received_fds,
+            tolerate_full_socket,
+        )
         from mux.dbus.manager_iface import ManagerInterface
         from mux.dbus.publisher import BusPublisher, MuxMessageBus
         from mux.protocol.names import BUS_NAME, ROOT_PATH
 
-        bus = MuxMessageBus(bus_address=self._bus_address)
+        # Unix fds: OpenAttach answers with a socket.
+        bus = MuxMessageBus(bus_address=self._bus_address, negotiate_unix_fd=True)
         try:
             await bus.connect()
         except Exception as e:  # dbus-fast raises several types here
             raise StartupError(f"cannot connect to the {self._bus_kind} bus: {e}") from None
         tolerate_full_socket(bus)
+        bus.add_message_handler(close_received_fds)
         manager = ManagerInterface(
             table,
             upgrade=lambda: self._upgrade(table),
+            attach=self._hub,
+            hand_over_fd=lambda fd: close_after_sending(bus, fd),
             snapshot=self._snapshot,
             restore_problems=self.restore_problems,
             session_problem=lambda: self.session_problem,
@@ -179,6 +196,7 @@ class Daemon:
         loop = asyncio.get_running_loop()
         self._open_attach_socket(loop)
         table = self._make_table(loop)
+        self._start_attach_hub(loop, table)
         self._choose_bus()
         if self._private_bus is not None:
             table.exits.watch(self._private_bus, self._private_bus_exited)
@@ -214,6 +232,10 @@ class Daemon:
         self.supervisor.stopping()
         # The final snapshot first: closing the panes below must not be saved.
         await self._autosaver.final(participants=[table])
+        if self._hub is not None:
+            from mux.attach.session import SERVICE_STOPPING
+
+            self._hub.close_all(SERVICE_STOPPING, "mux is stopping")
         if self._attach is not None:
             self._attach.close()
         await self._shutdown(table)
@@ -311,6 +333,11 @@ class Daemon:
             await self._autosaver.hold()
             self.supervisor.reloading()
             self.supervisor.stop_watchdog()
+            if self._hub is not None:
+                from mux.attach.session import SERVICE_UPGRADING
+
+                # Clients reconnect to the same panes: ids survive the upgrade.
+                self._hub.close_all(SERVICE_UPGRADING, "mux is being upgraded in place")
             self._closed_for_upgrade = bus
             bus.disconnect()
             with contextlib.suppress(Exception):

@@ -610,14 +610,12 @@ def test_not_supported_methods(service: Service) -> None:
     pane_id = service.spawn(["sleep", "60"])
     refused(service, "NotSupported", "KillIf", "tayas", [pane_id, b"", []])
     refused(service, "NoSuchPane", "KillIf", "tayas", [pane_id + 100, b"", []])
-    refused(service, "NotSupported", "OpenAttach", "t", [pane_id])
     refused(service, "NoSuchPane", "OpenAttach", "t", [pane_id + 100])
 
     gdbus_refused(service, "NotSupported", f"{MANAGER}.KillIf", str(pane_id), "@ay []", "@as []")
     gdbus_refused(
         service, "NoSuchPane", f"{MANAGER}.KillIf", "999", "@ay []", "['UNATTACHED_SINCE_SPAWN']"
     )
-    gdbus_refused(service, "NotSupported", f"{MANAGER}.OpenAttach", str(pane_id))
     gdbus_refused(service, "NoSuchPane", f"{MANAGER}.OpenAttach", "999")
     # Refusing changed nothing: the pane still runs.
     assert service.panes()[pane_id]["state"] == "running"
@@ -656,7 +654,7 @@ def test_every_error_name_this_version_produces(service: Service) -> None:
         e = refused(service, "PreconditionFailed", member, signature, body)
         assert "exited" in e.message
     # NotSupported
-    refused(service, "NotSupported", "OpenAttach", "t", [pane_id])
+    refused(service, "NotSupported", "KillIf", "tayas", [pane_id, b"", []])
 
     # The same names reach an independent client.
     gdbus_refused(service, "NoSuchPane", f"{MANAGER}.GetScreen", "42")

@@ -8,6 +8,7 @@ import signal
 import socket
 from pathlib import Path
 
+from mux.protocol import attach as attach_protocol
 from tests.harness import pid_alive, wait_for
 from tests.systemd.conftest import UserSystemd
 
@@ -52,7 +53,10 @@ def test_socket_activation_and_readiness(user_systemd: UserSystemd) -> None:
         client.settimeout(30)
         client.connect(str(sock_path))
         # The answer comes from muxd itself: it was started and given this socket.
-        assert client.recv(200).startswith(b"mux: ")
+        client.sendall(attach_protocol.encode(attach_protocol.Hello()))
+        decoder = attach_protocol.FrameDecoder()
+        decoder.receive_data(client.recv(200))
+        assert decoder.next_frame() == attach_protocol.Welcome()
     sd.wait_state("mux.service", "active")
     assert "0 panes" in sd.show("mux.service", "StatusText")
     assert sd.show("mux.service", "NRestarts") == "0"

@@ -10,12 +10,14 @@ The verbs are listed once, in `COMMANDS`, in the order `--help` shows them.
 from types import ModuleType
 
 from muxctl.commands import (
+    attach,
     capture,
     doctor,
     install,
     kill,
     kill_if,
     ls,
+    new,
     send,
     signal,
     snapshot,
@@ -29,6 +31,8 @@ COMMANDS: tuple[ModuleType, ...] = (
     status,
     ls,
     spawn,
+    new,
+    attach,
     kill,
     kill_if,
     signal,

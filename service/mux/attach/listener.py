@@ -1,8 +1,8 @@
 """Accepting connections on the attach socket, checking each peer's uid.
 
-The attach protocol itself arrives with its own issue (#5). Until then a
-connection from the service's own user is told so in one line and closed, so
-that socket activation works end to end; any other peer is closed unanswered.
+A connection from the service's own user is handed to the AttachHub, which
+speaks the attach protocol on it; any other peer is closed unanswered, before
+a byte is read.
 """
 
 import asyncio
@@ -10,12 +10,14 @@ import contextlib
 import logging
 import os
 import socket
+from typing import TYPE_CHECKING
 
 from mux.peercred import PeerUnknown, peer_credentials
 
-log = logging.getLogger(__name__)
+if TYPE_CHECKING:
+    from mux.attach.hub import AttachHub
 
-NOT_YET = b"mux: attaching is not available in this version of mux\n"
+log = logging.getLogger(__name__)
 
 
 class AttachListener:
@@ -27,6 +29,7 @@ class AttachListener:
         self.socket = sock
         self.owned_path = owned_path
         self._loop = loop
+        self.hub: AttachHub | None = None  # set once the pane table exists
         sock.setblocking(False)
         loop.add_reader(sock.fileno(), self._accept)
 
@@ -38,18 +41,21 @@ class AttachListener:
         except OSError as e:
             log.warning("accepting an attach connection failed: %s", e.strerror)
             return
-        with conn:
-            try:
-                peer = peer_credentials(conn)
-            except PeerUnknown as e:
-                log.warning("attach connection refused: %s", e)
-                return
-            if peer.uid != os.getuid():
-                log.warning("attach connection from uid %d (pid %s) refused", peer.uid, peer.pid)
-                return
-            conn.setblocking(False)
-            with contextlib.suppress(OSError):
-                conn.send(NOT_YET)
+        try:
+            peer = peer_credentials(conn)
+        except PeerUnknown as e:
+            log.warning("attach connection refused: %s", e)
+            conn.close()
+            return
+        if peer.uid != os.getuid():
+            log.warning("attach connection from uid %d (pid %s) refused", peer.uid, peer.pid)
+            conn.close()
+            return
+        if self.hub is None:
+            conn.close()
+            return
+        conn.setblocking(False)
+        self.hub.accept(conn, f"pid {peer.pid}")
 
     def close(self) -> None:
         self._loop.remove_reader(self.socket.fileno())

@@ -22,6 +22,7 @@ from mux.protocol.signals import parse_signal
 from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS, check_size, parse_spawn_options
 
 if TYPE_CHECKING:
+    from mux.attach.hub import AttachHub
     from mux.state.restore import RestoreProblem
 
 FEATURES = 0  # CONDITIONAL_KILL arrives with the KillIf issue
@@ -45,17 +46,23 @@ class ManagerInterface(ServiceInterface):
     def __init__(
         self,
         table: PaneTable,
+        *,
         upgrade: Callable[[], Awaitable[None]] | None = None,
         snapshot: Callable[[], Awaitable[tuple[str, int]]] | None = None,
         restore_problems: "Callable[[], list[RestoreProblem]] | None" = None,
         session_problem: Callable[[], str] | None = None,
+        attach: "AttachHub | None" = None,
+        hand_over_fd: Callable[[int], None] | None = None,
     ) -> None:
+        """`hand_over_fd(fd)`: `fd` is in the reply being sent; close it once sent."""
         super().__init__(MANAGER_INTERFACE)
         self.table = table
         self._upgrade = upgrade
         self._snapshot = snapshot
         self._restore_problems = restore_problems
         self._session_problem = session_problem
+        self._attach = attach
+        self._hand_over_fd = hand_over_fd
 
     # -- properties -----------------------------------------------------------
 
@@ -164,8 +171,14 @@ class ManagerInterface(ServiceInterface):
     @dbus_method()
     @replies_with_dbus_errors
     def OpenAttach(self, pane_id: T) -> Annotated[int, DBusSignature("h")]:
-        self.table.get(pane_id)
-        raise NotSupported("attaching is not available in this version of mux")
+        """A socket speaking the attach protocol, already attached to the pane."""
+        if self._attach is None or self._hand_over_fd is None:
+            self.table.get(pane_id)
+            raise NotSupported("attaching is not available in this muxd")
+        sock = self._attach.open_attached(pane_id)
+        fd = sock.detach()
+        self._hand_over_fd(fd)
+        return fd
 
     @dbus_method()
     @replies_with_dbus_errors

@@ -99,7 +99,11 @@ class Pane:
         self._input_backlog = bytearray()
         self._max_input_backlog = max_input_backlog
         self._writing = False
+        self._input_drained: list[Callable[[], None]] = []
         self._sinks: list[OutputSink] = []
+        # Order of the last use by a client (spawn, attach, typed input): what
+        # "the most recently used pane" means. Set by the table.
+        self.use_order = 0
         self._loop = loop
         self._observer = observer
         if master_fd is not None:
@@ -328,6 +332,18 @@ class Pane:
                 self._writing = True
                 self._loop.add_writer(fd, self._on_writable)
 
+    @property
+    def input_backlog_bytes(self) -> int:
+        """Input accepted but not yet taken by the terminal."""
+        return len(self._input_backlog)
+
+    def when_input_drained(self, callback: Callable[[], None]) -> None:
+        """Call `callback` once, when the input backlog is empty (now, if it is)."""
+        if not self._input_backlog:
+            callback()
+        else:
+            self._input_drained.append(callback)
+
     def _on_writable(self) -> None:
         fd = self._master_fd
         if fd is None or not self._input_backlog:
@@ -350,6 +366,9 @@ class Pane:
             self._writing = False
             if self._master_fd is not None:
                 self._loop.remove_writer(self._master_fd)
+        waiting, self._input_drained = self._input_drained, []
+        for callback in waiting:
+            callback()
 
     # -- control --------------------------------------------------------------
 

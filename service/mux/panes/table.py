@@ -106,6 +106,7 @@ class PaneTable:
         self._service_env = dict(service_env)
         self._loop = loop
         self._panes: dict[int, Pane] = {}
+        self._use_count = 0
         self._deferred_watches: list[tuple[Reapable, ExitCallback]] = []
         # Closed panes within their grace period: their sessions are ended
         # (SIGKILL) when it is over, or at once when the service stops.
@@ -163,6 +164,18 @@ class PaneTable:
             raise NoSuchPane(pane_id)
         return pane
 
+    def mark_used(self, pane: Pane) -> None:
+        """A client started, attached to or typed into `pane`."""
+        self._use_count += 1
+        pane.use_order = self._use_count
+
+    def most_recently_used(self) -> Pane:
+        """The running pane a client used last (spawn, attach, typing)."""
+        running = [pane for pane in self._panes.values() if pane.is_running]
+        if not running:
+            raise NoSuchPane(0, "there is no running pane")
+        return max(running, key=lambda pane: (pane.use_order, pane.id))
+
     # -- spawn ----------------------------------------------------------------
 
     def _home(self) -> str:
@@ -212,6 +225,7 @@ class PaneTable:
             pane.show_notice(notice)
         self._panes[pane.id] = pane
         self._windows.setdefault(pane.window, set()).add(pane.id)
+        self.mark_used(pane)
         log.info(
             "pane %d: started %s (pid %d) in window %d", pane.id, argv[0], pane.pid, pane.window
         )

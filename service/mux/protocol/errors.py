@@ -27,8 +27,8 @@ class MuxError(Exception):
 class NoSuchPane(MuxError):
     dbus_name = ERROR_PREFIX + "NoSuchPane"
 
-    def __init__(self, pane_id: int) -> None:
-        super().__init__(f"there is no pane {pane_id}")
+    def __init__(self, pane_id: int, message: str = "") -> None:
+        super().__init__(message or f"there is no pane {pane_id}")
         self.pane_id = pane_id
 
 

@@ -26,6 +26,16 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
+# avt's dump assumes a blank terminal in its initial state. Leave the alternate
+# screen (1047: without restoring a saved cursor), reset the pen, the scroll
+# region, origin/insert/wrap modes, cursor visibility, cursor-key and keypad
+# modes and the G0 charset, then clear and home. Mouse reporting, bracketed
+# paste and focus events are left alone: avt does not track them, and the live
+# stream set them on this terminal.
+REPAINT_RESET = (
+    "\x1b[?1047l\x1b[0m\x1b[r\x1b[?6l\x1b[4l\x1b[?7h\x1b[?25h\x1b[?1l\x1b>\x1b(B\x1b[H\x1b[2J"
+)
+
 # avt reports its internal failures as Rust panics, which reach Python as
 # pyo3's PanicException: a BaseException. Only these pass through untouched.
 _CONTROL_FLOW = (KeyboardInterrupt, SystemExit, GeneratorExit)
@@ -125,6 +135,11 @@ class Screen:
         )
 
     def repaint(self) -> str:
-        """Escape sequences that redraw this screen (cursor and colours included)."""
+        """Escape sequences that redraw this screen (cursor and colours included) on a
+        terminal in any state: modes reset and screen cleared first, then the dump."""
         self.last_used = time.monotonic()
-        return self._guarded(lambda vt: vt.dump(), lambda: "")
+        dump = self._guarded(lambda vt: vt.dump(), lambda: "")
+        # avt writes CSI as the 8-bit C1 control; encoded as UTF-8 (U+009B) most
+        # terminals would not take it for one. A screen cell never holds a C1
+        # control, so every U+009B is a CSI.
+        return REPAINT_RESET + dump.replace("\x9b", "\x1b[")

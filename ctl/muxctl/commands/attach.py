@@ -1,0 +1,66 @@
+"""muxctl attach [ID]: this terminal shows the pane and types into it, until detached."""
+
+import argparse
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from muxctl.arguments import pane_id
+from muxctl.errors import EXIT_USAGE, CtlError
+
+if TYPE_CHECKING:
+    from muxctl.client import MuxClient
+
+NAME = "attach"
+HELP = "show a pane in this terminal and type into it (Ctrl-\\ detaches)"
+
+
+def add_detach_key(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--detach-key",
+        metavar="KEY",
+        default=os.environ.get("MUXCTL_DETACH_KEY", "^\\"),
+        help="the key that detaches: ^X, one character, or none "
+        "(default: $MUXCTL_DETACH_KEY, else ^\\)",
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "id", nargs="?", type=pane_id, default=0, help="pane id (default: the last one used)"
+    )
+    add_detach_key(parser)
+
+
+def check_terminal(args: argparse.Namespace) -> None:
+    from muxctl.attaching import parse_detach_key
+
+    args.detach_bytes = parse_detach_key(args.detach_key)
+    if not (os.isatty(0) and os.isatty(1)):
+        raise CtlError(
+            f"muxctl {args.verb} needs a terminal: its input and output must be one", EXIT_USAGE
+        )
+
+
+def check(args: argparse.Namespace) -> None:
+    check_terminal(args)
+
+
+def attach(pane: int, args: argparse.Namespace) -> int:
+    """Attach this terminal to `pane` (0: the last used); returns muxctl's exit status."""
+    from mux.paths import resolve_paths
+    from muxctl.attaching import AttachClient
+
+    client = AttachClient(resolve_paths().attach_socket, pane, args.detach_bytes)
+    client.connect()
+    outcome = client.run()
+    # On a line of its own, below whatever the pane left on the screen.
+    print("\n" + outcome.message, file=sys.stderr if outcome.to_stderr else sys.stdout)
+    return outcome.exit_status
+
+
+async def run(args: argparse.Namespace, client: "MuxClient") -> int:
+    # The D-Bus connection made sure mux runs (starting it if need be); the
+    # terminal's traffic goes over the attach socket.
+    client.close()
+    return attach(args.id, args)

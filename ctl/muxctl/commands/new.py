@@ -1,0 +1,34 @@
+"""muxctl new [options] [-- CMD...]: spawn a pane at this terminal's size and attach to it."""
+
+import argparse
+from typing import TYPE_CHECKING
+
+from dbus_fast import Variant
+
+from muxctl.commands import attach, spawn
+from muxctl.rawterm import window_size
+
+if TYPE_CHECKING:
+    from muxctl.client import MuxClient
+
+NAME = "new"
+HELP = "start a program (no command: your shell) in a new pane and attach to it"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    spawn.add_arguments(parser)
+    attach.add_detach_key(parser)
+
+
+def check(args: argparse.Namespace) -> None:
+    attach.check_terminal(args)
+    spawn.check(args)
+    rows, cols = window_size(1)
+    args.options.setdefault("rows", Variant("q", rows))
+    args.options.setdefault("cols", Variant("q", cols))
+
+
+async def run(args: argparse.Namespace, client: "MuxClient") -> int:
+    pane_id, _instance, _path = await client.call("Spawn", "a{sv}", [args.options])
+    client.close()
+    return attach.attach(pane_id, args)

@@ -1,0 +1,78 @@
+"""The user's terminal while `muxctl attach` runs: raw mode, its size, and putting it back.
+
+`RawTerminal` is a context manager: whatever way the attach ends (detach, the
+pane's exit, the service gone, a signal, an exception), leaving it restores
+the terminal's settings and resets the modes a pane's program may have left
+switched on (alternate screen, mouse reporting, bracketed paste, a hidden
+cursor, a scroll region...), so the shell the user returns to works.
+"""
+
+import contextlib
+import fcntl
+import os
+import struct
+import termios
+import tty
+from types import TracebackType
+from typing import Any
+
+# Leave the alternate screen (1047: without restoring some saved cursor), reset
+# the pen, the charset, wrap, insert, cursor visibility, cursor-key and keypad
+# modes, every mouse-reporting mode, focus events and bracketed paste. The
+# scroll region and origin mode (each of which homes the cursor) are reset
+# between a save and a restore of the cursor.
+RESET_MODES = (
+    b"\x1b[?1047l\x1b[0m\x1b(B\x1b[?7h\x1b[4l\x1b[?25h\x1b[?1l\x1b>"
+    b"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l"
+    b"\x1b[?1004l\x1b[?2004l"
+    b"\x1b7\x1b[r\x1b[?6l\x1b8"
+)
+
+
+def window_size(fd: int) -> tuple[int, int]:
+    """(rows, cols) of the terminal on `fd`; (24, 80) when it does not say."""
+    try:
+        rows, cols, _, _ = struct.unpack("HHHH", fcntl.ioctl(fd, termios.TIOCGWINSZ, bytes(8)))
+    except OSError:
+        return 24, 80
+    return (rows or 24), (cols or 80)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        try:
+            written = os.write(fd, view)
+        except InterruptedError:
+            continue
+        view = view[written:]
+
+
+class RawTerminal:
+    def __init__(self, input_fd: int, output_fd: int) -> None:
+        self.input_fd = input_fd
+        self.output_fd = output_fd
+        self._saved: list[Any] | None = None
+
+    def __enter__(self) -> "RawTerminal":
+        self._saved = termios.tcgetattr(self.input_fd)
+        tty.setraw(self.input_fd, termios.TCSANOW)
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.restore()
+
+    def restore(self) -> None:
+        """Idempotent; never raises (the terminal may be gone: SIGHUP)."""
+        saved, self._saved = self._saved, None
+        if saved is None:
+            return
+        with contextlib.suppress(OSError):
+            write_all(self.output_fd, RESET_MODES)
+        with contextlib.suppress(OSError, termios.error):
+            termios.tcsetattr(self.input_fd, termios.TCSADRAIN, saved)

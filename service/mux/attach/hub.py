@@ -1,0 +1,122 @@
+"""Every attach session, by pane: the one place a client subscribes to a pane's output.
+
+Connections accepted on mux.sock and the sockets `OpenAttach` hands out both
+end up here. The hub watches the pane table, so a pane's exit reaches its
+clients as EXITED after the last of its output, and a closed pane ends them.
+"""
+
+import asyncio
+import contextlib
+import logging
+import socket
+from collections.abc import Sequence
+
+from mux.attach.session import AttachSession
+from mux.panes.pane import Pane
+from mux.panes.table import PaneTable
+
+log = logging.getLogger(__name__)
+
+
+class AttachHub:
+    def __init__(
+        self, table: PaneTable, loop: asyncio.AbstractEventLoop, client_buffer_bytes: int
+    ) -> None:
+        self._table = table
+        self._loop = loop
+        self._buffer_limit = client_buffer_bytes
+        self._sessions: set[AttachSession] = set()
+        self._by_pane: dict[int, set[AttachSession]] = {}
+        self._starting: set[asyncio.Task[object]] = set()
+        table.add_observer(self)
+
+    # -- connections ------------------------------------------------------------
+
+    def accept(self, conn: socket.socket, peer: str, attach_to: Pane | None = None) -> None:
+        """Serve the attach protocol on `conn` (already checked to be our own user's)."""
+        session = AttachSession(self, peer, self._buffer_limit, attach_to)
+        self._sessions.add(session)
+        task = self._loop.create_task(
+            self._loop.connect_accepted_socket(lambda: session, sock=conn)
+        )
+        self._starting.add(task)
+        task.add_done_callback(self._started)
+
+    def _started(self, task: "asyncio.Task[object]") -> None:
+        self._starting.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("an attach connection could not be set up: %s", task.exception())
+
+    def open_attached(self, pane_id: int) -> socket.socket:
+        """The client's end of a new socket pair whose other end is attached to the pane
+        (OpenAttach). The caller hands it over and closes it."""
+        pane = self._table.get(pane_id)
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            ours.setblocking(False)
+            self.accept(ours, "OpenAttach", attach_to=pane)
+        except BaseException:
+            ours.close()
+            theirs.close()
+            raise
+        return theirs
+
+    def forget(self, session: AttachSession) -> None:
+        self._sessions.discard(session)
+
+    def close_all(self, code: str, message: str) -> None:
+        """End every session with an ERROR (the service stops or re-execs)."""
+        for session in list(self._sessions):
+            with contextlib.suppress(Exception):
+                session.fail(code, message)
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    # -- subscriptions (the choke point for "who used this pane") ---------------
+
+    def find(self, pane_id: int) -> Pane:
+        """Pane `pane_id`; 0 means the running pane used most recently."""
+        if pane_id == 0:
+            return self._table.most_recently_used()
+        return self._table.get(pane_id)
+
+    def subscribe(self, session: AttachSession, pane: Pane) -> None:
+        self.mark_used(pane)
+        pane.add_output_sink(session.output)
+        self._by_pane.setdefault(pane.id, set()).add(session)
+
+    def unsubscribe(self, session: AttachSession, pane: Pane) -> None:
+        with contextlib.suppress(ValueError):
+            pane.remove_output_sink(session.output)
+        sessions = self._by_pane.get(pane.id)
+        if sessions is not None:
+            sessions.discard(session)
+            if not sessions:
+                del self._by_pane[pane.id]
+
+    def mark_used(self, pane: Pane) -> None:
+        self._table.mark_used(pane)
+
+    def clients_of(self, pane: Pane) -> int:
+        return len(self._by_pane.get(pane.id, ()))
+
+    def repaint_all(self, pane: Pane) -> None:
+        for session in list(self._by_pane.get(pane.id, ())):
+            session.repaint()
+
+    # -- the pane table's observer ----------------------------------------------
+
+    def pane_added(self, pane: Pane) -> None:
+        pass
+
+    def pane_changed(self, pane: Pane, properties: Sequence[str]) -> None:
+        pass
+
+    def pane_exited(self, pane: Pane) -> None:
+        for session in list(self._by_pane.get(pane.id, ())):
+            session.pane_exited(pane)
+
+    def pane_removed(self, pane: Pane) -> None:
+        for session in list(self._by_pane.get(pane.id, ())):
+            session.pane_closed(pane)

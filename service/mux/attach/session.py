@@ -1,0 +1,250 @@
+"""One client of the attach protocol: the asyncio side of `mux.protocol.attach`.
+
+A session is an asyncio Protocol on a connection accepted from mux.sock or on
+the service's end of an `OpenAttach` socket pair. Output reaches it straight
+from the pane's read path (before any screen emulation) and goes into the
+transport's buffer; the buffer is bounded: once it passes its high-water mark
+asyncio calls `pause_writing`, the session stops queueing output, and when
+the client has read enough (`resume_writing`) it sends one fresh repaint of
+the current screen instead of what it skipped. A stopped client therefore
+costs at most one buffer, and never slows the pane or other clients.
+
+Input goes the other way with real backpressure: while the pane has more
+than INPUT_PAUSE_BYTES of a client's input still unread, the session stops
+reading that client, so nothing typed or pasted is dropped.
+"""
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING
+
+from mux.panes.pane import Pane
+from mux.protocol import attach as proto
+from mux.protocol.errors import MuxError, short_name
+from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS, check_size
+
+if TYPE_CHECKING:
+    from mux.attach.hub import AttachHub
+
+log = logging.getLogger(__name__)
+
+INPUT_PAUSE_BYTES = 1 << 20
+_OUTPUT_HEADER = proto.HEADER.pack  # the hot path frames OUTPUT without dataclasses
+
+# Error codes of the attach protocol that are not D-Bus error names.
+PROTOCOL_ERROR = "ProtocolError"
+VERSION_UNSUPPORTED = "VersionUnsupported"
+PANE_CLOSED = "PaneClosed"
+SERVICE_STOPPING = "ServiceStopping"
+SERVICE_UPGRADING = "ServiceUpgrading"  # the same panes are there to reattach to
+
+
+class AttachSession(asyncio.Protocol):
+    def __init__(
+        self, hub: "AttachHub", peer: str, buffer_limit: int, attach_to: Pane | None = None
+    ) -> None:
+        """`attach_to`: a pane to attach to as soon as the connection is made (OpenAttach:
+        the client needs no HELLO and no ATTACH)."""
+        self.peer = peer
+        self.pane: Pane | None = None
+        self._hub = hub
+        self._buffer_limit = buffer_limit
+        self._decoder = proto.FrameDecoder()
+        self._transport: asyncio.Transport | None = None
+        self._greeted = attach_to is not None
+        self._attach_on_connect = attach_to
+        self._wanted_size: tuple[int, int] | None = None
+        self._lagging = False
+        self._closed = False
+
+    # -- asyncio.Protocol -------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self._transport = transport
+        transport.set_write_buffer_limits(high=self._buffer_limit, low=self._buffer_limit // 4)
+        pane, self._attach_on_connect = self._attach_on_connect, None
+        if pane is not None:
+            self._attach(pane)
+
+    def data_received(self, data: bytes) -> None:
+        self._decoder.receive_data(data)
+        try:
+            while not self._closed and (frame := self._decoder.next_frame()) is not None:
+                self._handle(frame)
+        except proto.ProtocolError as e:
+            self.fail(PROTOCOL_ERROR, str(e))
+
+    def eof_received(self) -> bool:
+        return False  # close our side too
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closed = True
+        self._unsubscribe()
+        self._hub.forget(self)
+
+    def pause_writing(self) -> None:
+        if self.pane is not None and not self._lagging:
+            log.info("attach client %s fell behind on pane %d", self.peer, self.pane.id)
+        self._lagging = True
+
+    def resume_writing(self) -> None:
+        if self._lagging and self.pane is not None and not self._closed:
+            self._lagging = False
+            self._send_repaint(self.pane)
+
+    # -- frames from the client ---------------------------------------------------
+
+    def _handle(self, frame: proto.Frame) -> None:
+        if isinstance(frame, proto.Hello):
+            self._hello(frame.version)
+        elif not self._greeted:
+            self.fail(PROTOCOL_ERROR, f"{frame.kind.name} before HELLO")
+        elif isinstance(frame, proto.Input):
+            self._input(frame.data)
+        elif isinstance(frame, proto.Attach):
+            self._attach_by_id(frame.pane)
+        elif isinstance(frame, proto.Resize):
+            self._resize(frame.rows, frame.cols)
+        elif isinstance(frame, proto.Detach):
+            self._unsubscribe()
+            self._send(proto.Detached())
+            self.close()
+        else:
+            self.fail(PROTOCOL_ERROR, f"{frame.kind.name} is sent by mux, not to it")
+
+    def _hello(self, version: int) -> None:
+        if version != proto.PROTOCOL_VERSION:
+            self.fail(
+                VERSION_UNSUPPORTED,
+                f"this mux speaks attach protocol version {proto.PROTOCOL_VERSION}, not {version}",
+            )
+            return
+        self._greeted = True
+        self._send(proto.Welcome())
+
+    def _attach_by_id(self, pane_id: int) -> None:
+        try:
+            pane = self._hub.find(pane_id)
+        except MuxError as e:
+            self._refuse(e)
+            return
+        self._unsubscribe()
+        self._attach(pane)
+
+    def _attach(self, pane: Pane) -> None:
+        """Repaint, then the live stream: no await in between, so no output falls
+        between the screen the client is shown and the first OUTPUT frame."""
+        if self._wanted_size is not None and pane.is_running:
+            try:
+                pane.resize(*self._wanted_size)
+            except MuxError as e:
+                log.info("attach client %s: the size it asked for was refused: %s", self.peer, e)
+        self._lagging = False
+        self._send(proto.Attached(pane.id, pane.rows, pane.cols))
+        self._send_repaint(pane)
+        if not pane.is_running:
+            self._send(proto.Exited(pane.exit_status))
+            self.close()
+            return
+        self.pane = pane
+        self._hub.subscribe(self, pane)
+
+    def _input(self, data: bytes) -> None:
+        pane = self.pane
+        if pane is None:
+            self.fail(PROTOCOL_ERROR, "INPUT before ATTACH")
+            return
+        try:
+            pane.send_input(data)
+        except MuxError as e:
+            if pane.is_running:  # after an exit, EXITED says it all
+                self._refuse(e)
+            return
+        self._hub.mark_used(pane)
+        if pane.input_backlog_bytes > INPUT_PAUSE_BYTES and self._transport is not None:
+            self._transport.pause_reading()
+            pane.when_input_drained(self._resume_reading)
+
+    def _resume_reading(self) -> None:
+        if not self._closed and self._transport is not None:
+            self._transport.resume_reading()
+
+    def _resize(self, rows: int, cols: int) -> None:
+        try:
+            check_size("rows", rows, MAX_ROWS)
+            check_size("cols", cols, MAX_COLS)
+        except MuxError as e:
+            self._refuse(e)
+            return
+        pane = self.pane
+        if pane is None:
+            self._wanted_size = (rows, cols)  # applied by the ATTACH that follows
+            return
+        if (rows, cols) == (pane.rows, pane.cols):
+            return
+        try:
+            pane.resize(rows, cols)
+        except MuxError as e:
+            self._refuse(e)
+            return
+        # Every client of the pane sees it laid out anew at the size it now has.
+        self._hub.repaint_all(pane)
+
+    # -- to the client --------------------------------------------------------------
+
+    def output(self, data: bytes) -> None:
+        """The pane printed `data` (an output sink: the hot path)."""
+        if self._lagging or self._transport is None:
+            return
+        self._transport.write(_OUTPUT_HEADER(proto.FrameType.OUTPUT, len(data)) + data)
+
+    def _send(self, frame: proto.Frame) -> None:
+        if self._transport is not None and not self._transport.is_closing():
+            self._transport.write(proto.encode(frame))
+
+    def _send_repaint(self, pane: Pane) -> None:
+        pane.catch_up_screen()
+        data = pane.screen.repaint().encode()
+        # A very large screen does not fit one frame: the rest follows as OUTPUT,
+        # which a client writes to its terminal just the same.
+        self._send(proto.Repaint(data[: proto.MAX_PAYLOAD]))
+        for start in range(proto.MAX_PAYLOAD, len(data), proto.MAX_PAYLOAD):
+            self._send(proto.Output(data[start : start + proto.MAX_PAYLOAD]))
+
+    def repaint(self) -> None:
+        if self.pane is not None and not self._lagging and not self._closed:
+            self._send_repaint(self.pane)
+
+    def pane_exited(self, pane: Pane) -> None:
+        if self._lagging:
+            self._send_repaint(pane)  # the final screen, not what was skipped
+        self._unsubscribe()
+        self._send(proto.Exited(pane.exit_status))
+        self.close()
+
+    def pane_closed(self, pane: Pane) -> None:
+        self._unsubscribe()
+        self.fail(PANE_CLOSED, f"pane {pane.id} was closed")
+
+    def _refuse(self, error: MuxError) -> None:
+        """A request refused; the connection goes on."""
+        self._send(proto.Error(short_name(error.dbus_name), error.message))
+
+    def fail(self, code: str, message: str) -> None:
+        """An error the connection ends with."""
+        log.info("attach client %s: %s: %s", self.peer, code, message)
+        self._send(proto.Error(code, message))
+        self.close()
+
+    def close(self) -> None:
+        """Close once what is queued has been written."""
+        self._unsubscribe()
+        self._closed = True
+        if self._transport is not None:
+            self._transport.close()
+
+    def _unsubscribe(self) -> None:
+        pane, self.pane = self.pane, None
+        if pane is not None:
+            self._hub.unsubscribe(self, pane)
