@@ -28,6 +28,8 @@ class ProtocolClient:
         return cls(sock)
 
     def send(self, *frames: proto.Frame) -> None:
+        # The service may hold our input back while the pane is busy: wait for it.
+        self.sock.settimeout(DEFAULT_TIMEOUT)
         self.sock.sendall(b"".join(proto.encode(f) for f in frames))
 
     def attach(self, pane_id: int, size: tuple[int, int] | None = None) -> proto.Attached:

@@ -210,3 +210,33 @@ def test_attach_refusals_exit_with_a_message(service: Service, outer: OuterTmux)
 def _child_of(pid: int) -> int | None:
     children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
     return int(children[0]) if children else None
+
+
+def test_a_stopped_terminal_never_holds_up_the_pane_or_the_other(
+    service: Service, outer: OuterTmux
+) -> None:
+    pane = service.spawn(
+        ["sh", "-c", "echo ready; read go; seq 1 400000; echo FLOOD-DONE; exec cat"],
+        rows=20,
+        cols=60,
+    )
+    service.wait_screen(pane, "ready")
+    stopped = outer.open(outer.muxctl_line("attach", str(pane)), rows=20, cols=60)
+    watching = outer.open(outer.muxctl_line("attach", str(pane)), rows=20, cols=60)
+    outer.wait_shown(stopped, "ready")
+    outer.wait_shown(watching, "ready")
+    muxctl = wait_for(lambda: _child_of(outer.pane_pid(stopped)), what="the muxctl process")
+    assert muxctl is not None
+    os.kill(muxctl, signal.SIGSTOP)
+    try:
+        outer.send_keys(watching, "Enter")
+        # The pane and the other terminal go on while one terminal reads nothing.
+        outer.wait_shown(watching, "FLOOD-DONE", timeout=60)
+        service.wait_screen(pane, "FLOOD-DONE")
+    finally:
+        os.kill(muxctl, signal.SIGCONT)
+    # Once it reads again, it catches up with a repaint: the same final screen.
+    outer.wait_shown(stopped, "FLOOD-DONE", timeout=60)
+    assert "400000" in outer.capture(stopped)
+    outer.send_keys(stopped, "C-\\")
+    outer.wait_shown(stopped, "STATUS=0")

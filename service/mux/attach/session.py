@@ -96,8 +96,8 @@ class AttachSession(asyncio.Protocol):
     # -- frames from the client ---------------------------------------------------
 
     def _handle(self, frame: proto.Frame) -> None:
-        if isinstance(frame, proto.Hello):
-            self._hello(frame.version)
+        if isinstance(frame, proto.Hello) and frame.kind is proto.FrameType.HELLO:
+            self._hello(frame.version)  # (WELCOME is a Hello too, but not the client's)
         elif not self._greeted:
             self.fail(PROTOCOL_ERROR, f"{frame.kind.name} before HELLO")
         elif isinstance(frame, proto.Input):

@@ -32,6 +32,7 @@ from mux.terminal.scrollback import Scrollback
 log = logging.getLogger(__name__)
 
 READ_SIZE = 65536
+READ_BATCH_BYTES = 256 * 1024  # per readiness callback; less than the attach frame limit
 EMULATION_BATCH_BYTES = 64 * 1024
 DRAIN_LIMIT = 1 << 20
 
@@ -223,23 +224,38 @@ class Pane:
         self._sinks.remove(sink)
 
     def _on_readable(self) -> None:
+        """Read what the terminal holds, up to READ_BATCH_BYTES, and deliver it at once.
+
+        A PTY read returns at most about 4 KiB (the line discipline's buffer), so
+        a flood arrives in many small reads; draining them here first makes one
+        delivery (one frame to each client, one emulator batch entry) of many.
+        """
         fd = self._master_fd
         if fd is None:
             return
-        try:
-            data = os.read(fd, READ_SIZE)
-        except BlockingIOError:
-            return
-        except OSError as e:
-            # EIO: every holder of the terminal's slave side has closed it.
-            if e.errno != errno.EIO:
-                log.warning("pane %d: reading its terminal failed: %s", self.id, e.strerror)
+        chunks: list[bytes] = []
+        size = 0
+        ended = False
+        while size < READ_BATCH_BYTES:
+            try:
+                data = os.read(fd, READ_SIZE)
+            except BlockingIOError:
+                break
+            except OSError as e:
+                # EIO: every holder of the terminal's slave side has closed it.
+                if e.errno != errno.EIO:
+                    log.warning("pane %d: reading its terminal failed: %s", self.id, e.strerror)
+                ended = True
+                break
+            if not data:
+                ended = True
+                break
+            chunks.append(data)
+            size += len(data)
+        if chunks:
+            self._deliver(chunks[0] if len(chunks) == 1 else b"".join(chunks))
+        if ended:
             self._close_terminal()
-            return
-        if not data:
-            self._close_terminal()
-            return
-        self._deliver(data)
 
     def _deliver(self, data: bytes) -> None:
         self.scrollback.append(data)
