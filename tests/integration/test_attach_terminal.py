@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -240,3 +241,18 @@ def test_a_stopped_terminal_never_holds_up_the_pane_or_the_other(
     assert "400000" in outer.capture(stopped)
     outer.send_keys(stopped, "C-\\")
     outer.wait_shown(stopped, "STATUS=0")
+
+
+def test_a_pane_cannot_be_attached_from_inside_itself(service: Service) -> None:
+    other = service.spawn(["sh", "-c", "echo i-am-the-other; exec cat"])
+    pane = shell_pane(service)
+    muxctl = f"{sys.executable} -m muxctl"
+    service.call("SendInput", "tay", [pane, f"{muxctl} attach $MUX_PANE; echo rc=$?\r".encode()])
+    shown = service.wait_screen(pane, "rc=")
+    assert f"this client runs inside pane {pane}" in shown
+    assert "rc=3" in shown
+    # With no id, the last used pane other than its own.
+    service.call("SendInput", "tay", [pane, f"{muxctl} attach\r".encode()])
+    service.wait_screen(pane, "i-am-the-other")
+    service.call("SendInput", "tay", [pane, b"\x1c"])
+    service.wait_screen(pane, f"reattach with: muxctl attach {other}")

@@ -8,12 +8,14 @@ clients as EXITED after the last of its output, and a closed pane ends them.
 import asyncio
 import contextlib
 import logging
+import os
 import socket
 from collections.abc import Sequence
 
 from mux.attach.session import AttachSession
 from mux.panes.pane import Pane
 from mux.panes.table import PaneTable
+from mux.protocol.errors import PreconditionFailed
 
 log = logging.getLogger(__name__)
 
@@ -32,9 +34,11 @@ class AttachHub:
 
     # -- connections ------------------------------------------------------------
 
-    def accept(self, conn: socket.socket, peer: str, attach_to: Pane | None = None) -> None:
+    def accept(
+        self, conn: socket.socket, peer_pid: int | None, attach_to: Pane | None = None
+    ) -> None:
         """Serve the attach protocol on `conn` (already checked to be our own user's)."""
-        session = AttachSession(self, peer, self._buffer_limit, attach_to)
+        session = AttachSession(self, peer_pid, self._buffer_limit, attach_to)
         self._sessions.add(session)
         task = self._loop.create_task(
             self._loop.connect_accepted_socket(lambda: session, sock=conn)
@@ -54,7 +58,7 @@ class AttachHub:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             ours.setblocking(False)
-            self.accept(ours, "OpenAttach", attach_to=pane)
+            self.accept(ours, None, attach_to=pane)
         except BaseException:
             ours.close()
             theirs.close()
@@ -75,11 +79,32 @@ class AttachHub:
 
     # -- subscriptions (the choke point for "who used this pane") ---------------
 
-    def find(self, pane_id: int) -> Pane:
-        """Pane `pane_id`; 0 means the running pane used most recently."""
+    def find(self, pane_id: int, client_pid: int | None) -> Pane:
+        """Pane `pane_id`; 0 means the running pane used most recently.
+
+        Never the pane the client itself runs in: its output would be fed back
+        into it without end.
+        """
+        own = self._pane_running(client_pid)
         if pane_id == 0:
-            return self._table.most_recently_used()
-        return self._table.get(pane_id)
+            return self._table.most_recently_used(excluding=own)
+        pane = self._table.get(pane_id)
+        if pane is own:
+            raise PreconditionFailed(
+                f"this client runs inside pane {pane_id}; attaching the pane to itself would "
+                "feed its output back into it"
+            )
+        return pane
+
+    def _pane_running(self, pid: int | None) -> Pane | None:
+        """The pane whose session (the pane's process is its leader) `pid` belongs to."""
+        if pid is None:
+            return None
+        try:
+            session = os.getsid(pid)
+        except OSError:
+            return None
+        return next((pane for pane in self._table if pane.pid == session), None)
 
     def subscribe(self, session: AttachSession, pane: Pane) -> None:
         self.mark_used(pane)

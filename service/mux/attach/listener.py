@@ -55,7 +55,7 @@ class AttachListener:
             conn.close()
             return
         conn.setblocking(False)
-        self.hub.accept(conn, f"pid {peer.pid}")
+        self.hub.accept(conn, peer.pid)
 
     def close(self) -> None:
         self._loop.remove_reader(self.socket.fileno())

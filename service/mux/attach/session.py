@@ -41,11 +41,16 @@ SERVICE_UPGRADING = "ServiceUpgrading"  # the same panes are there to reattach t
 
 class AttachSession(asyncio.Protocol):
     def __init__(
-        self, hub: "AttachHub", peer: str, buffer_limit: int, attach_to: Pane | None = None
+        self,
+        hub: "AttachHub",
+        peer_pid: int | None,
+        buffer_limit: int,
+        attach_to: Pane | None = None,
     ) -> None:
         """`attach_to`: a pane to attach to as soon as the connection is made (OpenAttach:
         the client needs no HELLO and no ATTACH)."""
-        self.peer = peer
+        self.peer_pid = peer_pid
+        self.peer = f"pid {peer_pid}" if peer_pid is not None else "(OpenAttach)"
         self.pane: Pane | None = None
         self._hub = hub
         self._buffer_limit = buffer_limit
@@ -125,7 +130,7 @@ class AttachSession(asyncio.Protocol):
 
     def _attach_by_id(self, pane_id: int) -> None:
         try:
-            pane = self._hub.find(pane_id)
+            pane = self._hub.find(pane_id, self.peer_pid)
         except MuxError as e:
             self._refuse(e)
             return

@@ -169,12 +169,12 @@ class PaneTable:
         self._use_count += 1
         pane.use_order = self._use_count
 
-    def most_recently_used(self) -> Pane:
+    def most_recently_used(self, excluding: Pane | None = None) -> Pane:
         """The running pane a client used last (spawn, attach, typing)."""
-        running = [pane for pane in self._panes.values() if pane.is_running]
+        running = [p for p in self._panes.values() if p.is_running and p is not excluding]
         if not running:
             raise NoSuchPane(0, "there is no running pane")
-        return max(running, key=lambda pane: (pane.use_order, pane.id))
+        return max(running, key=lambda p: (p.use_order, p.id))
 
     # -- spawn ----------------------------------------------------------------
 
