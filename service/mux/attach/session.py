@@ -209,8 +209,7 @@ class AttachSession(asyncio.Protocol):
             self._transport.write(proto.encode(frame))
 
     def _send_repaint(self, pane: Pane) -> None:
-        pane.catch_up_screen()
-        data = pane.screen.repaint().encode()
+        data = pane.repaint()
         # A very large screen does not fit one frame: the rest follows as OUTPUT,
         # which a client writes to its terminal just the same.
         self._send(proto.Repaint(data[: proto.MAX_PAYLOAD]))

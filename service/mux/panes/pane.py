@@ -284,7 +284,15 @@ class Pane:
         self._pending_size = 0
         self.screen.feed(data)
 
+    def repaint(self) -> bytes:
+        """Escape sequences that redraw the pane's screen on any terminal."""
+        self.catch_up_screen()
+        return self.screen.repaint().encode()
+
     def hibernate_screen_if_idle_since(self, cutoff: float) -> bool:
+        # An attached client may need a repaint at any moment: keep its emulator.
+        if self._sinks:
+            return False
         if self.screen.is_live and self.screen.last_used < cutoff:
             self.screen.hibernate()
             return True
