@@ -1,16 +1,21 @@
 """The interactive client of the attach protocol behind `muxctl attach` and `muxctl new`.
 
 One thread, one select loop over the terminal, the attach socket and a
-signal wake-up pipe: keys go to the pane as INPUT (up to the detach key),
-OUTPUT and REPAINT go to the terminal as they come, SIGWINCH becomes RESIZE.
-When the service re-execs itself (an upgrade) it says so, and the client
-reconnects to the same pane: pane ids survive an upgrade.
+signal wake-up pipe, every fd non-blocking: keys go to the pane as INPUT (up
+to the detach key), OUTPUT and REPAINT go to the terminal, SIGWINCH becomes
+RESIZE. Both directions are bounded: while the terminal has not taken
+TERMINAL_BACKLOG_BYTES the socket is not read (the service then resyncs us
+with a repaint), and while the service has not taken SERVICE_BACKLOG_BYTES of
+input the keyboard is not read. Nothing can block the loop, so the detach key
+and signals always work. When the service re-execs itself (an upgrade) it
+says so, and the client reconnects to the same pane: pane ids survive an
+upgrade.
 """
 
+import collections
 import contextlib
-import errno
 import os
-import selectors
+import select
 import signal
 import socket
 import time
@@ -18,17 +23,23 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mux.protocol import attach as proto
+from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS
 from muxctl.errors import EXIT_FAILURE, EXIT_PRECONDITION, EXIT_USAGE, CtlError
-from muxctl.rawterm import RawTerminal, window_size, write_all
+from muxctl.rawterm import RawTerminal, window_size
 
 RECV_SIZE = 256 * 1024
+TERMINAL_BACKLOG_BYTES = 1 << 20
+SERVICE_BACKLOG_BYTES = 1 << 20
 DETACH_TIMEOUT_SECONDS = 2.0
+FLUSH_TIMEOUT_SECONDS = 2.0  # for the last output, once the attach has ended
 RECONNECT_TIMEOUT_SECONDS = 15.0
 DEFAULT_DETACH_KEY = "^\\"
 
 # Attach-protocol error codes (service/mux/attach/session.py) and D-Bus error
-# short names, as exit statuses (SPEC §7).
+# short names, as exit statuses (SPEC §7). Only refusals of a request leave
+# an attach going; any other code (an unknown one included) ends it.
 _EXIT_STATUS_OF_CODE = {"InvalidArgument": EXIT_USAGE, "PreconditionFailed": EXIT_PRECONDITION}
+_REFUSALS = frozenset({"InvalidArgument", "PreconditionFailed", "Unavailable"})
 _UPGRADING = "ServiceUpgrading"
 _WATCHED_SIGNALS = (signal.SIGWINCH, signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
@@ -68,6 +79,42 @@ class _Gone(Exception):
     """The connection ended without a word from the service."""
 
 
+class _Outgoing:
+    """Frames for the service, written as the socket takes them."""
+
+    def __init__(self) -> None:
+        self._frames: collections.deque[bytes] = collections.deque()
+        self._offset = 0  # of the first frame, partly written
+        self.size = 0
+
+    def add(self, *frames: proto.Frame) -> None:
+        for frame in frames:
+            data = proto.encode(frame)
+            self._frames.append(data)
+            self.size += len(data)
+
+    def drop_unsent(self) -> None:
+        """Forget every frame not yet begun (the framing stays whole)."""
+        while len(self._frames) > (1 if self._offset else 0):
+            self.size -= len(self._frames.pop())
+
+    def write_to(self, sock: socket.socket) -> None:
+        while self._frames:
+            first = self._frames[0]
+            try:
+                sent = sock.send(memoryview(first)[self._offset :])
+            except BlockingIOError:
+                return
+            except OSError:
+                raise _Gone from None
+            self._offset += sent
+            self.size -= sent
+            if self._offset < len(first):
+                return
+            self._frames.popleft()
+            self._offset = 0
+
+
 class AttachClient:
     def __init__(
         self,
@@ -84,10 +131,13 @@ class AttachClient:
         self._out = output_fd
         self._sock: socket.socket | None = None
         self._decoder = proto.FrameDecoder()
+        self._to_service = _Outgoing()
+        self._to_terminal = bytearray()
+        self._keys_open = True
         self._detaching_since: float | None = None
-        self._reconnect = False
+        self._reconnect_until: float | None = None
         self._attached = False
-        self._notes: list[str] = []  # non-fatal refusals, shown after the terminal is back
+        self._notes: list[str] = []  # refusals, shown after the terminal is back
 
     # -- connection ---------------------------------------------------------------
 
@@ -102,33 +152,31 @@ class AttachClient:
         except OSError as e:
             sock.close()
             raise CtlError(f"cannot connect to mux's attach socket: {e.strerror}") from None
+        sock.setblocking(False)
         self._sock = sock
         self._attached = False
         self._decoder = proto.FrameDecoder()
-        rows, cols = window_size(self._out)
+        self._to_service = _Outgoing()
         # Pipelined: the size first, so the first repaint is already at this size.
-        self._send(proto.Hello(), proto.Resize(rows, cols), proto.Attach(self._pane))
+        self._to_service.add(proto.Hello(), self._resize_frame(), proto.Attach(self._pane))
 
-    def _send(self, *frames: proto.Frame) -> None:
-        assert self._sock is not None
-        try:
-            self._sock.sendall(b"".join(proto.encode(frame) for frame in frames))
-        except OSError as e:
-            if e.errno in (errno.EPIPE, errno.ECONNRESET):
-                raise _Gone from None
-            raise
+    def _resize_frame(self) -> proto.Resize:
+        rows, cols = window_size(self._out)
+        return proto.Resize(min(rows, MAX_ROWS), min(cols, MAX_COLS))
 
     # -- the loop -------------------------------------------------------------------
 
     def run(self) -> Outcome:
         """Attached until detach, exit or loss; the terminal is raw only inside."""
         wake_read, wake_write = os.pipe()
+        os.set_blocking(wake_read, False)
         os.set_blocking(wake_write, False)
         previous_handlers = {s: signal.signal(s, _note_signal) for s in _WATCHED_SIGNALS}
         previous_wakeup = signal.set_wakeup_fd(wake_write)
         try:
             with RawTerminal(self._in, self._out):
                 outcome = self._serve(wake_read)
+                self._flush_terminal(time.monotonic() + FLUSH_TIMEOUT_SECONDS)
         finally:
             signal.set_wakeup_fd(previous_wakeup)
             for signum, handler in previous_handlers.items():
@@ -148,123 +196,166 @@ class AttachClient:
             except _Gone:
                 if self._detaching_since is not None:
                     return self._detached()
-                if not self._reconnect:
+                until = self._reconnect_until
+                if until is None:
                     return Outcome(
                         "mux went away (it stopped or crashed); the pane may be back once it is "
                         "restarted",
                         EXIT_FAILURE,
                         to_stderr=True,
                     )
-            self._reconnect_after_upgrade()
+            self._reconnect(until)
 
-    def _reconnect_after_upgrade(self) -> None:
+    def _reconnect(self, until: float) -> None:
+        """Back to the same pane after an upgrade (the new muxd accepts on the same socket)."""
         assert self._sock is not None
         self._sock.close()
         self._sock = None
-        self._reconnect = False
-        deadline = time.monotonic() + RECONNECT_TIMEOUT_SECONDS
         while True:
             try:
                 self.connect()
                 return
             except CtlError:
-                if time.monotonic() > deadline:
+                if time.monotonic() > until:
                     raise CtlError("mux did not come back after its upgrade") from None
                 time.sleep(0.05)
 
     def _serve_connection(self, wake_fd: int) -> Outcome:
-        assert self._sock is not None
-        with selectors.DefaultSelector() as selector:
-            selector.register(self._sock, selectors.EVENT_READ, "socket")
-            selector.register(self._in, selectors.EVENT_READ, "keys")
-            selector.register(wake_fd, selectors.EVENT_READ, "signal")
-            while True:
-                timeout = None
-                if self._detaching_since is not None:
-                    timeout = self._detaching_since + DETACH_TIMEOUT_SECONDS - time.monotonic()
-                    if timeout <= 0:
-                        return self._detached()
-                for key, _ in selector.select(timeout):
-                    outcome = self._ready(key.data, wake_fd)
-                    if outcome is not None:
-                        return outcome
+        sock = self._sock
+        assert sock is not None
+        sock_fd = sock.fileno()
+        while True:
+            readable = [wake_fd]
+            writable = []
+            if len(self._to_terminal) < TERMINAL_BACKLOG_BYTES:
+                readable.append(sock_fd)
+            if self._to_terminal:
+                writable.append(self._out)
+            if self._to_service.size:
+                writable.append(sock_fd)
+            reading_keys = (
+                self._keys_open
+                and self._detaching_since is None
+                and self._to_service.size < SERVICE_BACKLOG_BYTES
+            )
+            if reading_keys:
+                readable.append(self._in)
+            timeout = None
+            if self._detaching_since is not None:
+                timeout = self._detaching_since + DETACH_TIMEOUT_SECONDS - time.monotonic()
+                if timeout <= 0:
+                    return self._detached()
+            ready_to_read, ready_to_write, _ = select.select(readable, writable, [], timeout)
+            if self._out in ready_to_write:
+                self._write_terminal()
+            if sock_fd in ready_to_write:
+                self._to_service.write_to(sock)
+            for fd in ready_to_read:
+                if fd == sock_fd:
+                    outcome = self._from_service()
+                elif fd == wake_fd:
+                    outcome = self._on_signals(wake_fd)
+                else:
+                    outcome = self._from_keyboard()
+                if outcome is not None:
+                    return outcome
 
-    def _ready(self, what: str, wake_fd: int) -> Outcome | None:
-        if what == "socket":
-            return self._from_service()
-        if what == "keys":
-            return self._from_keyboard()
-        for signum in os.read(wake_fd, 64):
-            outcome = self._on_signal(signum)
-            if outcome is not None:
-                return outcome
-        return None
+    def _write_terminal(self) -> None:
+        try:
+            written = os.write(self._out, self._to_terminal)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            self._to_terminal.clear()  # the terminal is gone; SIGHUP follows
+            return
+        del self._to_terminal[:written]
+
+    def _flush_terminal(self, deadline: float) -> None:
+        """What the pane printed last, before the terminal is restored (bounded)."""
+        while self._to_terminal:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([], [self._out], [], left)[1]:
+                return
+            self._write_terminal()
 
     def _from_keyboard(self) -> Outcome | None:
         try:
             data = os.read(self._in, 65536)
+        except (BlockingIOError, InterruptedError):
+            return None
         except OSError:
             data = b""
         if not data:  # the terminal is gone
+            self._keys_open = False
             return self._start_detach()
         key = self._detach_key
         cut = data.find(key) if key is not None else -1
         if cut < 0:
-            self._send(proto.Input(data))
+            self._to_service.add(proto.Input(data))
             return None
         if cut:
-            self._send(proto.Input(data[:cut]))
+            self._to_service.add(proto.Input(data[:cut]))
         return self._start_detach()
 
     def _start_detach(self) -> Outcome | None:
         if self._detaching_since is None:
             self._detaching_since = time.monotonic()
-            self._send(proto.Detach())
+            # Input the service has not taken yet is dropped: detaching must not
+            # wait for a pane that reads nothing.
+            self._to_service.drop_unsent()
+            self._to_service.add(proto.Detach())
         return None
 
-    def _on_signal(self, signum: int) -> Outcome | None:
-        if signum == signal.SIGWINCH:
-            self._send(proto.Resize(*window_size(self._out)))
+    def _on_signals(self, wake_fd: int) -> Outcome | None:
+        try:
+            signals = os.read(wake_fd, 64)
+        except BlockingIOError:
             return None
-        if signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-            name = signal.Signals(signum).name
-            with contextlib.suppress(OSError, _Gone):
-                self._send(proto.Detach())
-            return Outcome(f"[{name}: detached from pane {self._pane}]", 128 + signum)
+        for signum in signals:
+            if signum == signal.SIGWINCH:
+                self._to_service.add(self._resize_frame())
+            elif signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+                name = signal.Signals(signum).name
+                self._to_service.drop_unsent()
+                self._to_service.add(proto.Detach())
+                if self._sock is not None:
+                    with contextlib.suppress(_Gone):
+                        self._to_service.write_to(self._sock)  # best effort, never waits
+                if signum == signal.SIGHUP:
+                    self._to_terminal.clear()  # the terminal is gone
+                return Outcome(f"[{name}: detached from pane {self._pane}]", 128 + signum)
         return None
 
     def _from_service(self) -> Outcome | None:
         assert self._sock is not None
         try:
             data = self._sock.recv(RECV_SIZE)
+        except (BlockingIOError, InterruptedError):
+            return None
         except ConnectionResetError:
             data = b""
         if not data:
             raise _Gone
         self._decoder.receive_data(data)
-        screen: list[bytes] = []
         try:
             while (frame := self._decoder.next_frame()) is not None:
                 if isinstance(frame, proto.Output | proto.Repaint):
-                    screen.append(frame.data)
+                    self._to_terminal += frame.data
                     continue
-                if screen:
-                    write_all(self._out, b"".join(screen))
-                    screen.clear()
                 outcome = self._control(frame)
                 if outcome is not None:
                     return outcome
         except proto.ProtocolError as e:
             raise CtlError(f"mux sent something this muxctl does not understand: {e}") from None
-        finally:
-            if screen:
-                write_all(self._out, b"".join(screen))
+        if self._to_terminal:
+            self._write_terminal()  # most often it all goes at once: no extra select
         return None
 
     def _control(self, frame: proto.Frame) -> Outcome | None:
         if isinstance(frame, proto.Attached):
             self._pane = frame.pane
             self._attached = True
+            self._reconnect_until = None
         elif isinstance(frame, proto.Exited):
             return Outcome(f"[pane {self._pane} exited with status {frame.status}]")
         elif isinstance(frame, proto.Detached):
@@ -275,13 +366,14 @@ class AttachClient:
 
     def _error(self, error: proto.Error) -> Outcome | None:
         if error.code == _UPGRADING:
-            self._reconnect = True
+            # Also covers a connection the old muxd accepted just before its exec.
+            self._reconnect_until = time.monotonic() + RECONNECT_TIMEOUT_SECONDS
             return None
-        if not self._attached or error.code in ("PaneClosed", "ServiceStopping", "ProtocolError"):
-            status = _EXIT_STATUS_OF_CODE.get(error.code, EXIT_FAILURE)
-            return Outcome(f"muxctl: {error.message}", status, to_stderr=True)
-        self._notes.append(f"muxctl: {error.message}")
-        return None
+        if self._attached and error.code in _REFUSALS:
+            self._notes.append(f"muxctl: {error.message}")
+            return None
+        status = _EXIT_STATUS_OF_CODE.get(error.code, EXIT_FAILURE)
+        return Outcome(f"muxctl: {error.message}", status, to_stderr=True)
 
     def _detached(self) -> Outcome:
         return Outcome(

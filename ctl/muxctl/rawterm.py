@@ -10,8 +10,10 @@ cursor, a scroll region...), so the shell the user returns to works.
 import contextlib
 import fcntl
 import os
+import select
 import struct
 import termios
+import time
 import tty
 from types import TracebackType
 from typing import Any
@@ -29,6 +31,9 @@ RESET_MODES = (
 )
 
 
+RESET_TIMEOUT_SECONDS = 1.0
+
+
 def window_size(fd: int) -> tuple[int, int]:
     """(rows, cols) of the terminal on `fd`; (24, 80) when it does not say."""
     try:
@@ -38,25 +43,37 @@ def window_size(fd: int) -> tuple[int, int]:
     return (rows or 24), (cols or 80)
 
 
-def write_all(fd: int, data: bytes) -> None:
+def write_within(fd: int, data: bytes, seconds: float) -> None:
+    """Write `data` to a non-blocking `fd`, giving up after `seconds` (a stalled terminal)."""
+    deadline = time.monotonic() + seconds
     view = memoryview(data)
     while view:
         try:
-            written = os.write(fd, view)
-        except InterruptedError:
+            view = view[os.write(fd, view) :]
             continue
-        view = view[written:]
+        except (BlockingIOError, InterruptedError):
+            pass
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([], [fd], [], left)[1]:
+            return
 
 
 class RawTerminal:
+    """Raw mode, and both fds non-blocking (the attach loop must never block)."""
+
     def __init__(self, input_fd: int, output_fd: int) -> None:
         self.input_fd = input_fd
         self.output_fd = output_fd
         self._saved: list[Any] | None = None
+        self._blocking: list[tuple[int, bool]] = []
 
     def __enter__(self) -> "RawTerminal":
         self._saved = termios.tcgetattr(self.input_fd)
         tty.setraw(self.input_fd, termios.TCSANOW)
+        # Both may be one open file shared with the shell: restored in reverse.
+        for fd in (self.input_fd, self.output_fd):
+            self._blocking.append((fd, os.get_blocking(fd)))
+            os.set_blocking(fd, False)
         return self
 
     def __exit__(
@@ -73,6 +90,10 @@ class RawTerminal:
         if saved is None:
             return
         with contextlib.suppress(OSError):
-            write_all(self.output_fd, RESET_MODES)
+            write_within(self.output_fd, RESET_MODES, RESET_TIMEOUT_SECONDS)
+        while self._blocking:
+            fd, blocking = self._blocking.pop()
+            with contextlib.suppress(OSError):
+                os.set_blocking(fd, blocking)
         with contextlib.suppress(OSError, termios.error):
-            termios.tcsetattr(self.input_fd, termios.TCSADRAIN, saved)
+            termios.tcsetattr(self.input_fd, termios.TCSANOW, saved)

@@ -64,6 +64,10 @@ def _take_instance_lock(paths: Paths) -> IO[bytes]:
         raise AlreadyRunning(str(e)) from None
 
 
+# How long a stop or an upgrade waits for attached clients to be sent their last frames.
+ATTACH_FAREWELL_SECONDS = 1.0
+
+
 class Daemon:
     def __init__(
         self, settings: Settings, paths: Paths, lock: IO[bytes], resume: "Handover | None"
@@ -148,9 +152,25 @@ class Daemon:
             self._private_bus = ChildProcess(self._resume.private_bus_pid)
         return table
 
+    async def _connect_bus(
+        self, kind: "type[MuxMessageBus]", *, negotiate_unix_fd: bool
+    ) -> "MuxMessageBus":
+        from dbus_fast import AuthError
+
+        bus = kind(bus_address=self._bus_address, negotiate_unix_fd=negotiate_unix_fd)
+        try:
+            await bus.connect()
+        except AuthError:
+            if negotiate_unix_fd:
+                raise
+            raise StartupError(f"cannot connect to the {self._bus_kind} bus: refused") from None
+        except Exception as e:  # dbus-fast raises several types here
+            raise StartupError(f"cannot connect to the {self._bus_kind} bus: {e}") from None
+        return bus
+
     async def _connect(self, table: "PaneTable") -> None:
         """Connect to the bus, publish the manager and every pane, own the name."""
-        from dbus_fast import NameFlag, RequestNameReply
+        from dbus_fast import AuthError, NameFlag, RequestNameReply
 
         from mux.dbus.full_socket import (
             close_after_sending,
@@ -161,19 +181,22 @@ class Daemon:
         from mux.dbus.publisher import BusPublisher, MuxMessageBus
         from mux.protocol.names import BUS_NAME, ROOT_PATH
 
-        # Unix fds: OpenAttach answers with a socket.
-        bus = MuxMessageBus(bus_address=self._bus_address, negotiate_unix_fd=True)
+        # Unix fds: OpenAttach answers with a socket. A bus that cannot pass fds
+        # (not a Unix socket) still serves everything else.
         try:
-            await bus.connect()
-        except Exception as e:  # dbus-fast raises several types here
-            raise StartupError(f"cannot connect to the {self._bus_kind} bus: {e}") from None
+            bus = await self._connect_bus(MuxMessageBus, negotiate_unix_fd=True)
+            passes_fds = True
+        except AuthError:
+            bus = await self._connect_bus(MuxMessageBus, negotiate_unix_fd=False)
+            passes_fds = False
+            log.warning("the %s bus cannot pass file descriptors: no OpenAttach", self._bus_kind)
         tolerate_full_socket(bus)
         bus.add_message_handler(close_received_fds)
         manager = ManagerInterface(
             table,
             upgrade=lambda: self._upgrade(table),
             attach=self._hub,
-            hand_over_fd=lambda fd: close_after_sending(bus, fd),
+            hand_over_fd=(lambda fd: close_after_sending(bus, fd)) if passes_fds else None,
             snapshot=self._snapshot,
             restore_problems=self.restore_problems,
             session_problem=lambda: self.session_problem,
@@ -236,6 +259,7 @@ class Daemon:
             from mux.attach.session import SERVICE_STOPPING
 
             self._hub.close_all(SERVICE_STOPPING, "mux is stopping")
+            await self._hub.wait_all_closed(ATTACH_FAREWELL_SECONDS)
         if self._attach is not None:
             self._attach.close()
         await self._shutdown(table)
@@ -333,11 +357,7 @@ class Daemon:
             await self._autosaver.hold()
             self.supervisor.reloading()
             self.supervisor.stop_watchdog()
-            if self._hub is not None:
-                from mux.attach.session import SERVICE_UPGRADING
-
-                # Clients reconnect to the same panes: ids survive the upgrade.
-                self._hub.close_all(SERVICE_UPGRADING, "mux is being upgraded in place")
+            await self._end_attach_sessions_for_upgrade()
             self._closed_for_upgrade = bus
             bus.disconnect()
             with contextlib.suppress(Exception):
@@ -356,11 +376,29 @@ class Daemon:
             log.exception("upgrade failed, this muxd goes on serving")
             await self._recover_from_failed_upgrade(table, str(e))
 
+    async def _end_attach_sessions_for_upgrade(self) -> None:
+        """Tell attached clients to reconnect, and let them go before the exec.
+
+        No new connection is accepted meanwhile (the new muxd accepts them, on
+        the same socket); each session's queued frames get a moment to reach
+        the client, so the ServiceUpgrading ERROR is seen, not just an EOF.
+        """
+        if self._attach is not None:
+            self._attach.pause()
+        if self._hub is not None:
+            from mux.attach.session import SERVICE_UPGRADING
+
+            # Clients reconnect to the same panes: ids survive the upgrade.
+            self._hub.close_all(SERVICE_UPGRADING, "mux is being upgraded in place")
+            await self._hub.wait_all_closed(ATTACH_FAREWELL_SECONDS)
+
     async def _recover_from_failed_upgrade(self, table: "PaneTable", reason: str) -> None:
         from mux.init.upgrade import write_outcome
 
         write_outcome(self.paths.upgrade_outcome, self._generation, f"upgrade failed: {reason}")
         self._autosaver.release()
+        if self._attach is not None:
+            self._attach.resume()
         if self._bus is None or not self._bus.connected:
             try:
                 await self._connect(table)

@@ -97,7 +97,13 @@ def test_two_clients_get_the_same_stream_and_either_can_type(service: Service) -
     first.send(proto.Input(b"from-first\r"))
     second.send(proto.Input(b"from-second\r"))
     for client in (first, second):
-        client.wait_until(lambda c=client: c.output_text().count("from-second") == 2, "echo")
+        client.wait_until(
+            lambda c=client: (
+                c.output_text().count("from-second\r\n") == 2  # type: ignore[misc]
+                and c.output_text().count("from-first\r\n") == 2
+            ),
+            "both echoes, twice each (the terminal's echo and cat's)",
+        )
 
     def outputs(c: ProtocolClient) -> bytes:
         return b"".join(f.data for f in c.frames if isinstance(f, proto.Output))
@@ -144,8 +150,12 @@ def test_a_client_that_stops_reading_never_blocks_the_pane(service: Service) -> 
 
 def test_input_is_never_dropped_for_a_pane_that_reads_slowly(service: Service) -> None:
     pane = service.spawn(
-        ["sh", "-c", "stty raw -echo; sleep 1; head -c 3000000 | wc -c"], rows=5, cols=40
+        ["sh", "-c", "stty raw -echo; echo raw; sleep 1; head -c 3000000 | wc -c"],
+        rows=5,
+        cols=40,
     )
+    # (Before `stty raw`, a canonical-mode line would cap what the terminal takes.)
+    service.wait_screen(pane, "raw")
     client = connect(service)
     client.attach(pane)
     chunk = b"y" * 60000
@@ -337,3 +347,77 @@ def _rss_kib(service: Service) -> int:
         if line.startswith("VmRSS:"):
             return int(line.split()[1])
     raise AssertionError("no VmRSS")
+
+
+def test_any_resize_repaints_every_client(service: Service) -> None:
+    pane = service.spawn(["sh", "-c", "echo sized; exec cat"], rows=10, cols=40)
+    service.wait_screen(pane, "sized")
+    client = connect(service)
+    client.attach(pane)
+    client.wait_for(proto.Repaint)
+    service.call("Resize", "tqq", [pane, 12, 50])  # not through this client
+    client.wait_until(
+        lambda: sum(isinstance(f, proto.Repaint) for f in client.frames) == 2, "a second repaint"
+    )
+    assert visible(emulate(client.screen_bytes(), 12, 50))[0] == "sized"
+
+
+def test_a_character_split_at_the_attach_is_whole_on_the_client(service: Service) -> None:
+    # The pane writes the first byte of "é", the client attaches, then the rest comes.
+    pane = service.spawn(
+        ["sh", "-c", r"stty -echo; printf 'half:\303'; read x; printf '\251 whole\n'; exec cat"],
+        rows=5,
+        cols=30,
+    )
+    service.wait_screen(pane, "half:")
+    client = connect(service)
+    client.attach(pane)
+    client.send(proto.Input(b"\r"))
+    client.wait_until(lambda: "whole" in client.output_text(), "the rest of the line")
+    assert "half:é whole" in "\n".join(visible(emulate(client.screen_bytes(), 5, 30)))
+
+
+def test_switching_panes_while_behind_keeps_the_bound(service: Service) -> None:
+    flood = "read go; head -c 30000000 /dev/zero | tr '\\0' y; echo; echo FLOOD-DONE; exec cat"
+    first = service.spawn(["sh", "-c", flood], rows=10, cols=50)
+    second = service.spawn(["sh", "-c", flood], rows=10, cols=50)
+    client = connect(service)
+    client.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    client.attach(first)
+    rss_before = _rss_kib(service)
+    service.call("SendInput", "tay", [first, b"\r"])
+    service.wait_screen(first, "FLOOD-DONE", timeout=60)
+    client.send(proto.Attach(second))  # while far behind, never reading
+    service.call("SendInput", "tay", [second, b"\r"])
+    service.wait_screen(second, "FLOOD-DONE", timeout=60)
+    assert _rss_kib(service) - rss_before < 24 * 1024, "memory grew with the stalled client"
+
+    def shows_second() -> bool:
+        client.receive(0.05)
+        attached = [f for f in client.frames if isinstance(f, proto.Attached)]
+        return len(attached) == 2 and "FLOOD-DONE" in client.output_text()[-300:]
+
+    wait_for(shows_second, what="the client to catch up on the second pane")
+
+
+def test_open_attach_racing_a_kill_ends_with_pane_closed(service: Service) -> None:
+    from jeepney import DBusAddress, HeaderFields, new_method_call
+    from jeepney.io.blocking import open_dbus_connection
+
+    manager = DBusAddress(
+        "/org/mux/Mux1", bus_name="org.mux.Mux1", interface="org.mux.Mux1.Manager"
+    )
+    with open_dbus_connection(service.bus_address, enable_fds=True) as bus:
+        for _ in range(5):
+            pane = service.spawn(["sleep", "60"])
+            # Both calls leave before the first answer is read.
+            serial = next(bus.outgoing_serial)
+            bus.send_message(new_method_call(manager, "OpenAttach", "t", (pane,)), serial=serial)
+            bus.send_message(new_method_call(manager, "Kill", "t", (pane,)))
+            reply = bus.receive(timeout=10)
+            while reply.header.fields.get(HeaderFields.reply_serial) != serial:
+                reply = bus.receive(timeout=10)
+            client = ProtocolClient(reply.body[0].to_socket())
+            error = client.wait_for(proto.Error)
+            assert error == proto.Error("PaneClosed", f"pane {pane} was closed")
+            client.wait_closed()

@@ -256,3 +256,22 @@ def test_a_pane_cannot_be_attached_from_inside_itself(service: Service) -> None:
     service.wait_screen(pane, "i-am-the-other")
     service.call("SendInput", "tay", [pane, b"\x1c"])
     service.wait_screen(pane, f"reattach with: muxctl attach {other}")
+
+
+def test_a_paste_into_a_pane_that_reads_nothing_never_hangs_muxctl(
+    service: Service, outer: OuterTmux, tmp_root: Path
+) -> None:
+    pane = service.spawn(["sh", "-c", "stty raw -echo; echo deaf; exec sleep 600"])
+    service.wait_screen(pane, "deaf")
+    window = outer.open(outer.muxctl_line("attach", str(pane)))
+    outer.wait_shown(window, "deaf")
+    paste = tmp_root / "paste.txt"
+    paste.write_bytes(b"z" * 4_000_000)
+    outer.tmux("load-buffer", str(paste))
+    outer.tmux("paste-buffer", "-t", window)
+    shell = outer.pane_pid(window)
+    muxctl = wait_for(lambda: _child_of(shell), what="the muxctl process")
+    assert muxctl is not None
+    os.kill(muxctl, signal.SIGTERM)
+    outer.wait_shown(window, "STATUS=143")
+    outer.wait_shown(window, RESTORED)

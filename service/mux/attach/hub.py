@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from mux.attach.session import AttachSession
 from mux.panes.pane import Pane
 from mux.panes.table import PaneTable
-from mux.protocol.errors import PreconditionFailed
+from mux.protocol.errors import MuxError, PreconditionFailed
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +30,8 @@ class AttachHub:
         self._sessions: set[AttachSession] = set()
         self._by_pane: dict[int, set[AttachSession]] = {}
         self._starting: set[asyncio.Task[object]] = set()
+        self._all_closed = asyncio.Event()
+        self._all_closed.set()
         table.add_observer(self)
 
     # -- connections ------------------------------------------------------------
@@ -40,16 +42,19 @@ class AttachHub:
         """Serve the attach protocol on `conn` (already checked to be our own user's)."""
         session = AttachSession(self, peer_pid, self._buffer_limit, attach_to)
         self._sessions.add(session)
+        self._all_closed.clear()
         task = self._loop.create_task(
             self._loop.connect_accepted_socket(lambda: session, sock=conn)
         )
         self._starting.add(task)
-        task.add_done_callback(self._started)
+        task.add_done_callback(lambda task: self._started(task, session))
 
-    def _started(self, task: "asyncio.Task[object]") -> None:
+    def _started(self, task: "asyncio.Task[object]", session: AttachSession) -> None:
         self._starting.discard(task)
-        if not task.cancelled() and task.exception() is not None:
-            log.warning("an attach connection could not be set up: %s", task.exception())
+        error = "cancelled" if task.cancelled() else task.exception()
+        if error is not None:
+            log.warning("an attach connection could not be set up: %s", error)
+            self.forget(session)
 
     def open_attached(self, pane_id: int) -> socket.socket:
         """The client's end of a new socket pair whose other end is attached to the pane
@@ -67,12 +72,21 @@ class AttachHub:
 
     def forget(self, session: AttachSession) -> None:
         self._sessions.discard(session)
+        if not self._sessions:
+            self._all_closed.set()
 
     def close_all(self, code: str, message: str) -> None:
         """End every session with an ERROR (the service stops or re-execs)."""
         for session in list(self._sessions):
             with contextlib.suppress(Exception):
                 session.fail(code, message)
+
+    async def wait_all_closed(self, timeout: float) -> None:
+        """Until every session has been closed (its queued frames written), at most
+        `timeout` seconds: a client that reads nothing does not hold anything up."""
+        if self._sessions:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._all_closed.wait(), timeout)
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -123,6 +137,13 @@ class AttachHub:
     def mark_used(self, pane: Pane) -> None:
         self._table.mark_used(pane)
 
+    def is_open(self, pane: Pane) -> bool:
+        """`pane` is still in the table (not closed)."""
+        try:
+            return self._table.get(pane.id) is pane
+        except MuxError:
+            return False
+
     def clients_of(self, pane: Pane) -> int:
         return len(self._by_pane.get(pane.id, ()))
 
@@ -136,7 +157,10 @@ class AttachHub:
         pass
 
     def pane_changed(self, pane: Pane, properties: Sequence[str]) -> None:
-        pass
+        # Resized (by a client, a D-Bus Resize...): every client sees it laid
+        # out anew at the size it now has.
+        if "Rows" in properties or "Cols" in properties:
+            self.repaint_all(pane)
 
     def pane_exited(self, pane: Pane) -> None:
         for session in list(self._by_pane.get(pane.id, ())):

@@ -57,6 +57,13 @@ class AttachListener:
         conn.setblocking(False)
         self.hub.accept(conn, peer.pid)
 
+    def pause(self) -> None:
+        """Stop accepting (connections wait in the backlog)."""
+        self._loop.remove_reader(self.socket.fileno())
+
+    def resume(self) -> None:
+        self._loop.add_reader(self.socket.fileno(), self._accept)
+
     def close(self) -> None:
         self._loop.remove_reader(self.socket.fileno())
         self.socket.close()

@@ -59,7 +59,8 @@ class AttachSession(asyncio.Protocol):
         self._greeted = attach_to is not None
         self._attach_on_connect = attach_to
         self._wanted_size: tuple[int, int] | None = None
-        self._lagging = False
+        self._lagging = False  # output is being skipped; a repaint follows on resume
+        self._paused = False  # the transport's buffer is past its high-water mark
         self._closed = False
 
     # -- asyncio.Protocol -------------------------------------------------------
@@ -67,6 +68,9 @@ class AttachSession(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self._transport = transport
+        if self._closed:  # ended (the service stopping) before it was even connected
+            transport.close()
+            return
         transport.set_write_buffer_limits(high=self._buffer_limit, low=self._buffer_limit // 4)
         pane, self._attach_on_connect = self._attach_on_connect, None
         if pane is not None:
@@ -89,11 +93,13 @@ class AttachSession(asyncio.Protocol):
         self._hub.forget(self)
 
     def pause_writing(self) -> None:
+        self._paused = True
         if self.pane is not None and not self._lagging:
             log.info("attach client %s fell behind on pane %d", self.peer, self.pane.id)
         self._lagging = True
 
     def resume_writing(self) -> None:
+        self._paused = False
         if self._lagging and self.pane is not None and not self._closed:
             self._lagging = False
             self._send_repaint(self.pane)
@@ -140,18 +146,27 @@ class AttachSession(asyncio.Protocol):
     def _attach(self, pane: Pane) -> None:
         """Repaint, then the live stream: no await in between, so no output falls
         between the screen the client is shown and the first OUTPUT frame."""
+        if self._closed:
+            return
+        if not self._hub.is_open(pane):  # closed since OpenAttach was answered
+            self.fail(PANE_CLOSED, f"pane {pane.id} was closed")
+            return
         if self._wanted_size is not None and pane.is_running:
             try:
                 pane.resize(*self._wanted_size)
             except MuxError as e:
                 log.info("attach client %s: the size it asked for was refused: %s", self.peer, e)
-        self._lagging = False
         self._send(proto.Attached(pane.id, pane.rows, pane.cols))
-        self._send_repaint(pane)
         if not pane.is_running:
+            self._send_repaint(pane)
             self._send(proto.Exited(pane.exit_status))
             self.close()
             return
+        # A client already behind (on another pane) gets its repaint once it
+        # has read what is queued, like any client that fell behind.
+        self._lagging = self._paused
+        if not self._lagging:
+            self._send_repaint(pane)
         self.pane = pane
         self._hub.subscribe(self, pane)
 
@@ -182,19 +197,14 @@ class AttachSession(asyncio.Protocol):
         except MuxError as e:
             self._refuse(e)
             return
+        self._wanted_size = (rows, cols)  # also what the next ATTACH applies
         pane = self.pane
         if pane is None:
-            self._wanted_size = (rows, cols)  # applied by the ATTACH that follows
-            return
-        if (rows, cols) == (pane.rows, pane.cols):
             return
         try:
-            pane.resize(rows, cols)
+            pane.resize(rows, cols)  # its clients get a repaint (AttachHub.pane_changed)
         except MuxError as e:
             self._refuse(e)
-            return
-        # Every client of the pane sees it laid out anew at the size it now has.
-        self._hub.repaint_all(pane)
 
     # -- to the client --------------------------------------------------------------
 

@@ -287,7 +287,9 @@ class Pane:
     def repaint(self) -> bytes:
         """Escape sequences that redraw the pane's screen on any terminal."""
         self.catch_up_screen()
-        return self.screen.repaint().encode()
+        # The first bytes of a character the program has not finished writing
+        # belong after the repaint: the stream goes on with the rest of it.
+        return self.screen.repaint().encode() + self.screen.undecoded_bytes()
 
     def hibernate_screen_if_idle_since(self, cutoff: float) -> bool:
         # An attached client may need a repaint at any moment: keep its emulator.

@@ -113,6 +113,11 @@ class Screen:
         pending, _ = self._decoder.getstate()
         return dump, pending
 
+    def undecoded_bytes(self) -> bytes:
+        """The start of a UTF-8 sequence fed but not yet complete."""
+        pending, _ = self._decoder.getstate()
+        return pending
+
     def hibernate(self) -> None:
         """Give the emulator's memory back; the next use recreates it exactly."""
         if self._vt is not None:
