@@ -261,14 +261,17 @@ class AttachClient:
                     return outcome
 
     def _write_terminal(self) -> None:
-        try:
-            written = os.write(self._out, self._to_terminal)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError:
-            self._to_terminal.clear()  # the terminal is gone; SIGHUP follows
-            return
-        del self._to_terminal[:written]
+        """As much as the terminal takes now (a PTY takes a few KiB per write)."""
+        pending = self._to_terminal
+        while pending:
+            try:
+                written = os.write(self._out, pending)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                pending.clear()  # the terminal is gone; SIGHUP follows
+                return
+            del pending[:written]
 
     def _flush_terminal(self, deadline: float) -> None:
         """What the pane printed last, before the terminal is restored (bounded)."""
