@@ -48,7 +48,19 @@ RUN_TIMEOUT = 300.0
 
 def make_file(path: Path, megabytes: float) -> int:
     """Plain text lines of varying length, like a log or source being paged."""
-    words = "lorem ipsum dolor sit amet consectetur adipiscing elit sed do eiusmod".split()
+    words = [
+        "lorem",
+        "ipsum",
+        "dolor",
+        "sit",
+        "amet",
+        "consectetur",
+        "adipiscing",
+        "elit",
+        "sed",
+        "do",
+        "eiusmod",
+    ]
     lines = []
     size = 0
     i = 0
@@ -131,8 +143,9 @@ def measured(outer: Outer, target: str, marker: str, server: int) -> tuple[float
 def run_mux(outer: Outer, muxd: Muxd, file: Path, marker: str) -> tuple[float, float, float]:
     import asyncio
 
-    from common import call, connect
     from dbus_fast import Variant
+
+    from common import call, connect
 
     async def spawn() -> int:
         bus = await connect(muxd.bus_address)
@@ -153,8 +166,17 @@ def run_mux(outer: Outer, muxd: Muxd, file: Path, marker: str) -> tuple[float, f
 
 def run_tmux(outer: Outer, inner: Tmux, file: Path, marker: str) -> tuple[float, float, float]:
     name = f"inner{marker}"
-    inner.run("new-session", "-d", "-s", name, "-x", str(COLS), "-y", str(ROWS),
-              pane_command(file, marker))
+    inner.run(
+        "new-session",
+        "-d",
+        "-s",
+        name,
+        "-x",
+        str(COLS),
+        "-y",
+        str(ROWS),
+        pane_command(file, marker),
+    )
     client = " ".join(shlex.quote(a) for a in inner.argv("attach", "-t", name))
     target = outer.open(f"env TMUX_TMPDIR={shlex.quote(inner.env['TMUX_TMPDIR'])} {client}")
     result = measured(outer, target, marker, inner.pid)
@@ -212,18 +234,24 @@ def main() -> int:
                 client_cpu[name].append(outcome[2])
             results["direct"].append(run_direct(outer, file, marker + "d"))
             results["raw PTY"].append(run_raw_pty(file))
-            print(f"round {round_no + 1}: " + ", ".join(
-                f"{name} {mb / values[-1]:.1f} MB/s" for name, values in results.items()),
-                file=sys.stderr)
+            print(
+                f"round {round_no + 1}: "
+                + ", ".join(
+                    f"{name} {mb / values[-1]:.1f} MB/s" for name, values in results.items()
+                ),
+                file=sys.stderr,
+            )
 
     rate = {name: mb / median(values) for name, values in results.items()}
-    print(f"\n{mb:.1f} MB of text to a {COLS}x{ROWS} terminal (an outer tmux), "
-          f"median of {args.rounds} rounds\n")
+    print(
+        f"\n{mb:.1f} MB of text to a {COLS}x{ROWS} terminal (an outer tmux), "
+        f"median of {args.rounds} rounds\n"
+    )
     rows = []
-    for name in results:
+    for name, seconds in results.items():
         server = f"{median(cpu[name]) / mb * 1000:.1f} ms" if name in cpu else "-"
         client = f"{median(client_cpu[name]) / mb * 1000:.1f} ms" if name in cpu else "-"
-        rows.append([name, f"{rate[name]:.1f}", f"{median(results[name]):.2f}", server, client])
+        rows.append([name, f"{rate[name]:.1f}", f"{median(seconds):.2f}", server, client])
     print_table(["path", "MB/s", "seconds", "service CPU/MB", "client CPU/MB"], rows)
     print()
     print(f"mux / tmux:    {rate['mux'] / rate['tmux']:.2f}x  (must be >= 1.0, goal >= 1.5)")
