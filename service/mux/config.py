@@ -54,6 +54,9 @@ class Settings(BaseSettings):
     screen_idle_seconds: float = Field(
         default=10.0, gt=0, description="free a screen emulator nobody used for this long"
     )
+    cwd_sample_seconds: float = Field(
+        default=10.0, gt=0, description="how often panes' working directories are read (/proc)"
+    )
     restore: bool = Field(default=True, description="relaunch the last session's panes at start")
     resurrection: bool = Field(default=True, description="application-resurrection adapter")
     log_level: str = Field(default="INFO", pattern="^(DEBUG|INFO|WARNING|ERROR)$")

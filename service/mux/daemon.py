@@ -449,11 +449,17 @@ class Daemon:
     def session_problem(self) -> str:
         return self._session_problem
 
+    def _capture(self, table: "PaneTable", generation: int) -> "Session":
+        from mux.state.capture import capture_session
+
+        table.sample_cwds()  # where each program is right now, not up to 10 s ago
+        kept = [(problem.pane, problem.window) for problem in self._restore_problems]
+        return capture_session(table, generation, kept)
+
     def _make_autosaver(
         self, loop: asyncio.AbstractEventLoop, table: "PaneTable", saved: "Session | None"
     ) -> "Autosaver":
         from mux.state.autosaver import Autosaver
-        from mux.state.capture import capture_session
 
         if self._resume_generation is not None:
             generation = self._resume_generation
@@ -462,9 +468,7 @@ class Daemon:
         return Autosaver(
             loop,
             self.paths.session_file,
-            lambda g: capture_session(
-                table, g, [(p.pane, p.window) for p in self._restore_problems]
-            ),
+            lambda g: self._capture(table, g),
             generation=generation,
             saved=self._snapshot_saved,
             failed=lambda _reason: self._report_status(table),

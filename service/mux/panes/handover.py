@@ -30,6 +30,8 @@ class PaneRecord(_Record):
     started_at: float
     cwd: str
     cwd_source: CwdSource
+    cwd_captured_at: float | None = None  # absent from muxd before shell integration
+    shell_token: str | None = None
     title: str
     title_explicit: bool
     running: bool

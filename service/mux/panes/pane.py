@@ -20,11 +20,14 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Protocol
 
+from mux.panes.cwd import CwdObservation, supersedes
 from mux.panes.exits import Reapable
 from mux.panes.handover import PaneRecord
 from mux.panes.process import set_window_size
+from mux.panes.proctree import ProcessTree, working_directory
 from mux.protocol.errors import InvalidArgument, PreconditionFailed, Unavailable
 from mux.protocol.names import CwdSource
+from mux.protocol.osc import CwdReport, OscEvent, OscScanner, ShellMarker, TitleChange
 from mux.protocol.spawn_options import LaunchKind
 from mux.terminal.screen import Screen
 from mux.terminal.scrollback import Scrollback
@@ -80,7 +83,11 @@ class Pane:
         max_input_backlog: int,
         loop: asyncio.AbstractEventLoop,
         observer: PaneObserver,
+        local_hosts: frozenset[str] = frozenset(),
+        shell_token: str | None = None,
     ) -> None:
+        """`local_hosts`: the names OSC 7 may give this machine; `shell_token`: what the
+        shell integration of this launch marks its OSC 133 markers with."""
         self.id = pane_id
         self.window = window
         self.launch = launch
@@ -88,6 +95,14 @@ class Pane:
         self.process = process
         self.cwd = cwd
         self.cwd_source: CwdSource = "launch"
+        self.cwd_captured_at = launch.started_at
+        self._cwd_from_child = False
+        self.shell_token = shell_token
+        # The shell's state from its OSC 133 markers: "prompt", "command" or "" (unknown).
+        self.shell_state = ""
+        self.last_command: str | None = None
+        self.last_command_status: int | None = None
+        self._osc = OscScanner(local_hosts)
         self.title = title
         self.title_explicit = title_explicit
         self.state = PaneState.RUNNING
@@ -132,6 +147,8 @@ class Pane:
             started_at=self.launch.started_at,
             cwd=self.cwd,
             cwd_source=self.cwd_source,
+            cwd_captured_at=self.cwd_captured_at,
+            shell_token=self.shell_token,
             title=self.title,
             title_explicit=self.title_explicit,
             running=self.is_running,
@@ -156,6 +173,7 @@ class Pane:
         max_input_backlog: int,
         loop: asyncio.AbstractEventLoop,
         observer: PaneObserver,
+        local_hosts: frozenset[str] = frozenset(),
     ) -> "Pane":
         """The pane a previous muxd handed over, on the terminal fd it left open."""
         pane = cls(
@@ -180,8 +198,12 @@ class Pane:
             max_input_backlog=max_input_backlog,
             loop=loop,
             observer=observer,
+            local_hosts=local_hosts,
+            shell_token=record.shell_token,
         )
         pane.cwd_source = record.cwd_source
+        if record.cwd_captured_at is not None:
+            pane.cwd_captured_at = record.cwd_captured_at
         if not record.running:
             pane.state = PaneState.EXITED
             pane.exit_status = record.exit_status
@@ -261,10 +283,59 @@ class Pane:
         self.scrollback.append(data)
         for sink in self._sinks:
             sink(data)
+        for event in self._osc.feed(data):
+            self._on_osc(event)
         self._pending_emulation.append(data)
         self._pending_size += len(data)
         if self._pending_size >= EMULATION_BATCH_BYTES:
             self.catch_up_screen()
+
+    # -- what the program tells its terminal (OSC) -------------------------------
+
+    def _on_osc(self, event: OscEvent) -> None:
+        if isinstance(event, TitleChange):
+            if not self.title_explicit and event.title != self.title:
+                self.title = event.title
+                self._observer.pane_changed(self, ("Title",))
+        elif isinstance(event, CwdReport):
+            self.observe_cwd(CwdObservation(event.path, "shell"))
+        elif self.shell_token is not None and event.token == self.shell_token:
+            # Without the launch's token, a marker is only output that looks like one.
+            self._on_marker(event)
+
+    def _on_marker(self, marker: ShellMarker) -> None:
+        if marker.kind in ("A", "B"):
+            self.shell_state = "prompt"
+        elif marker.kind == "C":
+            self.shell_state = "command"
+            self.last_command = marker.command
+            self.last_command_status = None
+        elif marker.kind == "D":
+            self.last_command_status = marker.status
+
+    def observe_cwd(self, observation: CwdObservation) -> None:
+        current = CwdObservation(
+            self.cwd, self.cwd_source, self.cwd_captured_at, child=self._cwd_from_child
+        )
+        if not supersedes(observation, current):
+            return
+        changed = (observation.path, observation.source) != (self.cwd, self.cwd_source)
+        self.cwd, self.cwd_source = observation.path, observation.source
+        self.cwd_captured_at = observation.captured_at
+        self._cwd_from_child = observation.child
+        if changed:
+            self._observer.pane_changed(self, ("Cwd", "CwdSource"))
+
+    def sample_cwd(self, processes: ProcessTree) -> None:
+        """A process capture: the foreground job's deepest process, else the program."""
+        if not self.is_running:
+            return
+        group = self._foreground_group_or_none()
+        target = processes.deepest_in_group(self.pid, group) if group is not None else None
+        child = target is not None and target != self.pid
+        path = working_directory(target if child and target is not None else self.pid)
+        if path is not None:
+            self.observe_cwd(CwdObservation(path, "process", child=child))
 
     def freeze(self) -> None:
         """Stop reading the terminal: the stop that follows closes it anyway."""

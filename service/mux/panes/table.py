@@ -13,6 +13,7 @@ import os
 import pwd
 import secrets
 import signal
+import socket
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Protocol
 
@@ -28,6 +29,7 @@ from mux.panes.process import (
     resolve_program,
     start_on_pty,
 )
+from mux.panes.proctree import ProcessTree
 from mux.panes.screen_sweeper import ScreenSweeper
 from mux.panes.session import kill_session, sessions_members
 from mux.protocol.errors import InvalidArgument, NoSuchPane
@@ -117,6 +119,9 @@ class PaneTable:
         self._sweeper = ScreenSweeper(
             loop, settings.screen_idle_seconds, lambda: list(self._panes.values())
         )
+        # The names a shell's OSC 7 may give this machine.
+        self.local_hosts = frozenset({socket.gethostname().lower()})
+        self._cwd_timer = loop.call_later(settings.cwd_sample_seconds, self._sample_cwds_tick)
 
     # -- observers ------------------------------------------------------------
 
@@ -268,6 +273,7 @@ class PaneTable:
             max_input_backlog=self.settings.max_input_backlog_bytes,
             loop=self._loop,
             observer=self,
+            local_hosts=self.local_hosts,
         )
         try:
             self.exits.watch(started.process, pane.process_exited)
@@ -305,8 +311,27 @@ class PaneTable:
         if killed:
             log.info("closed pane %d: killed %d process(es) ignoring the hangup", pane.id, killed)
 
+    def sample_cwds(self) -> None:
+        """A process capture of every running pane's working directory (Linux: /proc)."""
+        if not any(pane.is_running for pane in self._panes.values()):
+            return
+        processes = ProcessTree.read()
+        if processes is None:
+            return
+        for pane in list(self._panes.values()):
+            pane.sample_cwd(processes)
+
+    def _sample_cwds_tick(self) -> None:
+        try:
+            self.sample_cwds()
+        finally:
+            self._cwd_timer = self._loop.call_later(
+                self.settings.cwd_sample_seconds, self._sample_cwds_tick
+            )
+
     def close_all(self) -> None:
         self._sweeper.stop()
+        self._cwd_timer.cancel()
         for pane in list(self._panes.values()):
             self.close(pane.id)
 
@@ -347,6 +372,7 @@ class PaneTable:
                 max_input_backlog=settings.max_input_backlog_bytes,
                 loop=loop,
                 observer=table,
+                local_hosts=table.local_hosts,
             )
             table._panes[pane.id] = pane
             table._windows.setdefault(pane.window, set()).add(pane.id)

@@ -19,7 +19,7 @@ def pane_snapshot(pane: Pane) -> PaneSnapshot:
         kind=pane.launch.kind,
         argv=list(pane.launch.argv),
         program=pane.launch.program,
-        cwd=CwdRecord(path=pane.cwd, source=pane.cwd_source, captured_at=pane.launch.started_at),
+        cwd=CwdRecord(path=pane.cwd, source=pane.cwd_source, captured_at=pane.cwd_captured_at),
         env_overrides=dict(pane.launch.env_overrides),
         title=pane.title,
         title_explicit=pane.title_explicit,

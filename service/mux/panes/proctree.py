@@ -1,0 +1,71 @@
+"""The process table, read from /proc (Linux): parents, process groups, working directories.
+
+Used for process captures of a pane's working directory: the deepest
+descendant of the pane's program in the terminal's foreground process group.
+Elsewhere (macOS) there is no /proc: `ProcessTree.read` answers None and
+panes keep their shell's reports.
+"""
+
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ProcessInfo:
+    ppid: int
+    pgrp: int
+
+
+class ProcessTree:
+    def __init__(self, processes: dict[int, ProcessInfo]) -> None:
+        self.processes = processes
+        self._children: dict[int, list[int]] = {}
+        for pid, info in processes.items():
+            self._children.setdefault(info.ppid, []).append(pid)
+
+    @classmethod
+    def read(cls) -> "ProcessTree | None":
+        """This machine's processes now; None without /proc."""
+        try:
+            names = os.listdir("/proc")
+        except OSError:
+            return None
+        processes: dict[int, ProcessInfo] = {}
+        for name in names:
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/stat", "rb") as f:
+                    stat = f.read()
+            except OSError:
+                continue  # gone meanwhile
+            # The command name (field 2) may hold spaces and parentheses: split after it.
+            fields = stat[stat.rfind(b")") + 2 :].split()
+            if len(fields) < 3:
+                continue
+            processes[int(name)] = ProcessInfo(ppid=int(fields[1]), pgrp=int(fields[2]))
+        return cls(processes)
+
+    def deepest_in_group(self, root: int, pgrp: int) -> int | None:
+        """The deepest descendant of `root` (root included) in process group `pgrp`."""
+        info = self.processes.get(root)
+        best = root if info is not None and info.pgrp == pgrp else None
+        best_depth = 0
+        stack = [(root, 0)]
+        while stack:
+            pid, depth = stack.pop()
+            for child in self._children.get(pid, ()):
+                if self.processes[child].pgrp == pgrp and depth + 1 > best_depth:
+                    best, best_depth = child, depth + 1
+                stack.append((child, depth + 1))
+        return best
+
+
+def working_directory(pid: int) -> str | None:
+    try:
+        path = os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return None
+    if path.endswith(" (deleted)") or not path.startswith("/"):
+        return None
+    return path
