@@ -145,9 +145,10 @@ class Daemon:
         from mux.panes.process import ChildProcess
         from mux.panes.table import PaneTable
 
+        shell_dirs = self.paths.runtime / "shell"
         if self._resume is None:
-            return PaneTable(self.settings, os.environ, loop)
-        table = PaneTable.resume(self._resume.table, self.settings, os.environ, loop)
+            return PaneTable(self.settings, os.environ, loop, shell_dirs)
+        table = PaneTable.resume(self._resume.table, self.settings, os.environ, loop, shell_dirs)
         if self._resume.private_bus_pid is not None:
             self._private_bus = ChildProcess(self._resume.private_bus_pid)
         return table

@@ -38,8 +38,16 @@ ASV = Annotated[dict[str, Variant], DBusSignature("a{sv}")]
 
 
 def pane_summary(pane: Pane) -> dict[str, Variant]:
-    """One entry of `ListPanes`: the pane's properties under their snake_case keys."""
-    return {list_key(name): variant for name, variant in pane_property_variants(pane).items()}
+    """One entry of `ListPanes`: the pane's properties under their snake_case keys, and
+    what an integrated shell said last: `shell_state` ("prompt", "command", or "" when
+    unknown), `command` (the last command line it started) and `command_status` (that
+    command's exit status; -1 while it runs or when unknown)."""
+    summary = {list_key(name): variant for name, variant in pane_property_variants(pane).items()}
+    summary["shell_state"] = Variant("s", pane.shell_state)
+    summary["command"] = Variant("s", pane.last_command or "")
+    status = pane.last_command_status
+    summary["command_status"] = Variant("i", status if status is not None else -1)
+    return summary
 
 
 class ManagerInterface(ServiceInterface):

@@ -32,6 +32,7 @@ class PaneRecord(_Record):
     cwd_source: CwdSource
     cwd_captured_at: float | None = None  # absent from muxd before shell integration
     shell_token: str | None = None
+    shell_dir: str | None = None
     title: str
     title_explicit: bool
     running: bool

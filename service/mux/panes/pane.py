@@ -18,6 +18,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 from typing import Protocol
 
 from mux.panes.cwd import CwdObservation, supersedes
@@ -25,6 +26,7 @@ from mux.panes.exits import Reapable
 from mux.panes.handover import PaneRecord
 from mux.panes.process import set_window_size
 from mux.panes.proctree import ProcessTree, working_directory
+from mux.panes.shell_integration import remove_directory
 from mux.protocol.errors import InvalidArgument, PreconditionFailed, Unavailable
 from mux.protocol.names import CwdSource
 from mux.protocol.osc import CwdReport, OscEvent, OscScanner, ShellMarker, TitleChange
@@ -98,6 +100,7 @@ class Pane:
         self.cwd_captured_at = launch.started_at
         self._cwd_from_child = False
         self.shell_token = shell_token
+        self.shell_dir: Path | None = None  # the launch's integration directory
         # The shell's state from its OSC 133 markers: "prompt", "command" or "" (unknown).
         self.shell_state = ""
         self.last_command: str | None = None
@@ -149,6 +152,7 @@ class Pane:
             cwd_source=self.cwd_source,
             cwd_captured_at=self.cwd_captured_at,
             shell_token=self.shell_token,
+            shell_dir=str(self.shell_dir) if self.shell_dir is not None else None,
             title=self.title,
             title_explicit=self.title_explicit,
             running=self.is_running,
@@ -204,6 +208,8 @@ class Pane:
         pane.cwd_source = record.cwd_source
         if record.cwd_captured_at is not None:
             pane.cwd_captured_at = record.cwd_captured_at
+        if record.shell_dir is not None:
+            pane.shell_dir = Path(record.shell_dir)
         if not record.running:
             pane.state = PaneState.EXITED
             pane.exit_status = record.exit_status
@@ -506,6 +512,7 @@ class Pane:
         # First the state: the pid is reaped, nothing may signal it any more.
         self.state = PaneState.EXITED
         self.exit_status = status
+        self._remove_shell_dir()
         self._drain_output()
         self._observer.pane_changed(self, ("State", "ExitStatus"))
         self._observer.pane_exited(self)
@@ -531,6 +538,11 @@ class Pane:
                         os.killpg(pgid, signum)
         self._close_terminal()
         self._sinks.clear()
+        self._remove_shell_dir()
+
+    def _remove_shell_dir(self) -> None:
+        directory, self.shell_dir = self.shell_dir, None
+        remove_directory(directory)
 
     def _foreground_group_or_none(self) -> int | None:
         if self._master_fd is None:

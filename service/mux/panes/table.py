@@ -15,6 +15,7 @@ import secrets
 import signal
 import socket
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Protocol
 
 from mux.config import Settings
@@ -32,6 +33,7 @@ from mux.panes.process import (
 from mux.panes.proctree import ProcessTree
 from mux.panes.screen_sweeper import ScreenSweeper
 from mux.panes.session import kill_session, sessions_members
+from mux.panes.shell_integration import prepare_shell, remove_directory
 from mux.protocol.errors import InvalidArgument, NoSuchPane
 from mux.protocol.spawn_options import LaunchKind, SpawnRequest
 
@@ -102,8 +104,12 @@ class PaneTable:
         settings: Settings,
         service_env: Mapping[str, str],
         loop: asyncio.AbstractEventLoop,
+        shell_dirs: Path | None = None,
     ) -> None:
+        """`shell_dirs`: where shell launches get their integration directories
+        (<runtime>/shell); None: shells start without integration."""
         self.settings = settings
+        self.shell_dirs = shell_dirs
         self.ids = IdSpace()
         self._service_env = dict(service_env)
         self._loop = loop
@@ -203,20 +209,32 @@ class PaneTable:
             program = resolve_program(wanted, cwd=cwd, path=env.get("PATH"))
             argv = request.argv
             exec_argv: tuple[str, ...] = argv
-        else:
+        shell_launch = None
+        if request.kind is not LaunchKind.EXPLICIT:
             shell = request.shell or self.settings.default_shell or login_shell()
             program = resolve_program(shell, cwd=cwd, path=env.get("PATH"))
             argv = (program,)
-            # Like a terminal emulator or tmux: the shell runs as a login shell.
-            exec_argv = ("-" + os.path.basename(program),)
+            shell_launch = prepare_shell(program, self.shell_dirs, env)
+            exec_argv = shell_launch.exec_argv
+            env.update(shell_launch.env)
         rows = request.rows or self.settings.default_rows
         cols = request.cols or self.settings.default_cols
-        started = start_on_pty(program, exec_argv, env=env, cwd=cwd, rows=rows, cols=cols)
+        try:
+            started = start_on_pty(program, exec_argv, env=env, cwd=cwd, rows=rows, cols=cols)
+        except BaseException:
+            if shell_launch is not None:
+                remove_directory(shell_launch.directory)
+            raise
         try:
             pane = self._adopt(
                 started, request, argv=argv, program=program, cwd=cwd, rows=rows, cols=cols
             )
+            if shell_launch is not None:
+                pane.shell_token = shell_launch.token
+                pane.shell_dir = shell_launch.directory
         except BaseException:
+            if shell_launch is not None:
+                remove_directory(shell_launch.directory)
             # Nothing was published: the program must not outlive the failure.
             with contextlib.suppress(OSError):
                 os.killpg(started.process.pid, signal.SIGKILL)
@@ -356,8 +374,9 @@ class PaneTable:
         settings: Settings,
         service_env: Mapping[str, str],
         loop: asyncio.AbstractEventLoop,
+        shell_dirs: Path | None = None,
     ) -> "PaneTable":
-        table = cls(settings, service_env, loop)
+        table = cls(settings, service_env, loop, shell_dirs)
         table.ids = IdSpace.restored(
             bytes.fromhex(record.token), record.next_pane, record.next_window
         )

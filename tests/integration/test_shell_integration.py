@@ -1,0 +1,180 @@
+"""Shell launches with mux's own auto-injected integration, in real bash and zsh panes:
+the working directory after `cd` comes from the shell ("shell"), prompt and command
+markers carry the launch's token (forgeries are ignored), the user's startup files are
+still read and never changed, and the per-launch directory lives as long as the pane."""
+
+from __future__ import annotations
+
+import shutil
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.harness import DBusDaemon, Service, wait_for
+
+SHELLS = ["bash", "zsh"]
+
+
+@pytest.fixture(params=SHELLS)
+def shell(request: pytest.FixtureRequest) -> str:
+    name: str = request.param
+    if shutil.which(name) is None:
+        pytest.fail(f"{name} is not installed; the test command installs it (apt-get)")
+    return name
+
+
+@pytest.fixture
+def sampling_service(dbus_daemon: DBusDaemon, tmp_root: Path) -> Iterator[Service]:
+    svc = Service(tmp_root, bus_address=dbus_daemon.address, config="cwd_sample_seconds = 0.2\n")
+    svc.start()
+    yield svc
+    svc.stop()
+
+
+def start_shell(service: Service, shell: str, **options: object) -> int:
+    pane = service.spawn(
+        shell=shell, env={"PS1": "mux-prompt$ ", "PROMPT": "mux-prompt$ "}, **options
+    )  # type: ignore[arg-type]
+    wait_for(lambda: service.panes()[pane]["shell_state"] == "prompt", what="the first prompt")
+    return pane
+
+
+def run(service: Service, pane: int, line: str) -> None:
+    service.call("SendInput", "tay", [pane, line.encode() + b"\r"])
+
+
+def cwd_of(service: Service, pane: int) -> tuple[str, str]:
+    info = service.panes()[pane]
+    return info["cwd"], info["cwd_source"]
+
+
+def shell_dirs(service: Service) -> list[Path]:
+    parent = service.runtime / "shell"
+    return sorted(parent.iterdir()) if parent.exists() else []
+
+
+def test_cwd_after_cd_comes_from_the_shell(service: Service, shell: str, tmp_root: Path) -> None:
+    target = tmp_root / "with space & 100%"
+    target.mkdir()
+    pane = start_shell(service, shell)
+    assert cwd_of(service, pane) == (str(service.home), "shell")
+    run(service, pane, f"cd '{target}'")
+    wait_for(lambda: cwd_of(service, pane) == (str(target), "shell"), what="the cd reported")
+    props = service.busctl(
+        "get-property",
+        "org.mux.Mux1",
+        f"/org/mux/Mux1/pane/{pane}",
+        "org.mux.Mux1.Pane",
+        "Cwd",
+        "CwdSource",
+    ).stdout
+    assert f'"{target}"' in props and '"shell"' in props
+
+
+def test_markers_report_commands_and_forgeries_are_ignored(service: Service, shell: str) -> None:
+    pane = start_shell(service, shell)
+    run(service, pane, "(exit 3)")
+    wait_for(lambda: service.panes()[pane]["command_status"] == 3, what="the exit status")
+    assert service.panes()[pane]["command"] == "(exit 3)"
+    assert service.panes()[pane]["shell_state"] == "prompt"
+    run(service, pane, "sleep 30")
+    wait_for(lambda: service.panes()[pane]["shell_state"] == "command", what="a running command")
+    assert service.panes()[pane]["command"] == "sleep 30"
+    assert service.panes()[pane]["command_status"] == -1
+    service.call("Signal", "ts", [pane, "INT"])
+    wait_for(lambda: service.panes()[pane]["shell_state"] == "prompt", what="the prompt again")
+    # Markers printed by a program, without the token or with another one, change nothing.
+    forged = (
+        r"printf '\033]133;C;cmdline_url=rm%20-rf\007\033]133;C;mux_token=0123;cmdline_url=x"
+        r"\007\033]133;D;7;mux_token=bad\007'; echo printed"
+    )
+    run(service, pane, forged)
+    service.wait_screen(pane, "printed")
+    wait_for(lambda: service.panes()[pane]["command_status"] == 0, what="the real exit status")
+    info = service.panes()[pane]
+    assert info["command"].startswith("printf")
+    assert info["shell_state"] == "prompt"
+
+
+def test_the_users_startup_files_are_read_and_left_alone(service: Service, shell: str) -> None:
+    home = service.home
+    files = {
+        ".bash_profile": "export FROM_PROFILE=profile-ok\n. ~/.bashrc\n",
+        ".bashrc": "FROM_RC=rc-ok\nPROMPT_COMMAND='USER_HOOK=hook-ok'\n",
+        ".zshenv": "export FROM_PROFILE=profile-ok\n",
+        ".zshrc": "FROM_RC=rc-ok\nprecmd() { USER_HOOK=hook-ok }\n",
+    }
+    for name, text in files.items():
+        (home / name).write_text(text)
+    before = {name: (home / name).stat() for name in files}
+    pane = start_shell(service, shell)
+    run(service, pane, 'echo "[$FROM_PROFILE $FROM_RC $USER_HOOK ${ZDOTDIR-unset}]"')
+    service.wait_screen(pane, "[profile-ok rc-ok hook-ok unset]")
+    # The user's own prompt hook runs, and so does mux's.
+    run(service, pane, "cd /usr")
+    wait_for(lambda: cwd_of(service, pane) == ("/usr", "shell"), what="mux's hook")
+    for name in files:
+        after = (home / name).stat()
+        assert (after.st_mtime_ns, after.st_size) == (
+            before[name].st_mtime_ns,
+            before[name].st_size,
+        )
+    assert sorted(p.name for p in home.iterdir()) == sorted(files)
+
+
+def test_zsh_with_the_users_own_zdotdir(service: Service, tmp_root: Path) -> None:
+    if shutil.which("zsh") is None:
+        pytest.fail("zsh is not installed; the test command installs it (apt-get)")
+    zdotdir = tmp_root / "zdot"
+    zdotdir.mkdir()
+    (zdotdir / ".zshrc").write_text("FROM_ZDOTDIR=zdotdir-ok\n")
+    pane = service.spawn(shell="zsh", env={"ZDOTDIR": str(zdotdir), "PROMPT": "z$ "})
+    wait_for(lambda: service.panes()[pane]["shell_state"] == "prompt", what="the first prompt")
+    run(service, pane, 'echo "[$FROM_ZDOTDIR $ZDOTDIR]"')
+    service.wait_screen(pane, f"[zdotdir-ok {zdotdir}]")
+
+
+def test_the_launch_directory_is_private_and_ends_with_the_pane(
+    service: Service, shell: str
+) -> None:
+    exiting = start_shell(service, shell)
+    killed = start_shell(service, shell)
+    dirs = shell_dirs(service)
+    assert len(dirs) == 2
+    for directory in dirs:
+        assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+        assert stat.S_IMODE((directory / "token").stat().st_mode) == 0o600
+    assert stat.S_IMODE((service.runtime / "shell").stat().st_mode) == 0o700
+    # The token is not in the shell's environment (a child could not read it there).
+    run(service, exiting, 'echo "tokens=$(env | grep -c -i -e mux_token -e mux_launch)"')
+    service.wait_screen(exiting, "tokens=0")
+    run(service, exiting, "exit")
+    service.wait_exited(exiting)
+    wait_for(lambda: len(shell_dirs(service)) == 1, what="the exited shell's directory gone")
+    service.call("Kill", "t", [killed])
+    wait_for(lambda: shell_dirs(service) == [], what="the killed shell's directory gone")
+
+
+def test_other_shells_start_normally_without_integration(service: Service) -> None:
+    pane = service.spawn(shell="/bin/sh")
+    run(service, pane, "echo works-$((20+22))")
+    service.wait_screen(pane, "works-42")
+    assert shell_dirs(service) == []
+    assert service.panes()[pane]["shell_state"] == ""
+
+
+def test_nested_shell_precedence(sampling_service: Service, shell: str) -> None:
+    service = sampling_service
+    pane = start_shell(service, shell)
+    run(service, pane, "cd /tmp")
+    wait_for(lambda: cwd_of(service, pane) == ("/tmp", "shell"), what="the shell's report")
+    # A shell without integration inside it: its cd is seen by a child capture.
+    run(service, pane, "sh")
+    run(service, pane, "cd /usr; echo nested-$((6*7))")
+    service.wait_screen(pane, "nested-42")
+    wait_for(lambda: cwd_of(service, pane) == ("/usr", "process"), what="the child capture")
+    # Back in the integrated shell, its next prompt reports where it is.
+    run(service, pane, "exit")
+    wait_for(lambda: cwd_of(service, pane) == ("/tmp", "shell"), what="the shell's report again")
