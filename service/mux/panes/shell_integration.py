@@ -14,8 +14,10 @@ would (/etc/profile, then the first of ~/.bash_profile, ~/.bash_login,
 ~/.profile; ~/.bashrc when there is none of them), then adds the hooks.
 zsh: a login shell with ZDOTDIR=<dir>, whose .zshenv puts the user's ZDOTDIR
 back, sources the user's .zshenv, and adds the hooks; zsh then reads the
-user's .zprofile, .zshrc and .zlogin as usual. Other shells start as before,
-without integration.
+user's .zprofile, .zshrc and .zlogin as usual. fish: a login shell with the
+launch directory's data/ first in XDG_DATA_DIRS, so that fish reads mux's file
+from vendor_conf.d (before the user's config.fish); that file puts
+XDG_DATA_DIRS back. Other shells start as before, without integration.
 """
 
 import logging
@@ -29,7 +31,9 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-SUPPORTED_SHELLS = ("bash", "zsh")
+SUPPORTED_SHELLS = ("bash", "zsh", "fish")
+# fish's own default when XDG_DATA_DIRS is unset (its vendor_conf.d dirs are under these).
+_DEFAULT_DATA_DIRS = "/usr/local/share:/usr/share"
 
 _BASHRC = """\
 # Written by mux for one launch; removed when the pane ends.
@@ -109,6 +113,16 @@ def prepare_shell(program: str, parent: Path | None, env: dict[str, str]) -> She
                 directory=directory,
                 token=token,
             )
+        if name == "fish":
+            vendor = directory / "data" / "fish" / "vendor_conf.d"
+            vendor.mkdir(mode=0o700, parents=True)
+            _write(vendor / "mux.fish", _script("fish.fish"))
+            user_dirs = env.get("XDG_DATA_DIRS", "")
+            extra = {
+                "XDG_DATA_DIRS": f"{directory / 'data'}:{user_dirs or _DEFAULT_DATA_DIRS}",
+                "MUX_USER_XDG_DATA_DIRS": user_dirs,  # empty: it was unset
+            }
+            return ShellLaunch(login, env=extra, directory=directory, token=token)
         _write(directory / "mux.zsh", _script("zsh.zsh"))
         _write(directory / ".zshenv", _ZSHENV.format(dir=quoted))
         extra = {"ZDOTDIR": str(directory)}
