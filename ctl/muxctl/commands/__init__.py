@@ -19,6 +19,7 @@ from muxctl.commands import (
     ls,
     new,
     send,
+    shell_integration,
     signal,
     snapshot,
     spawn,
@@ -42,5 +43,6 @@ COMMANDS: tuple[ModuleType, ...] = (
     upgrade,
     install,
     uninstall,
+    shell_integration,
     doctor,
 )
