@@ -27,10 +27,11 @@ from mux.panes.handover import PaneRecord
 from mux.panes.process import set_window_size
 from mux.panes.proctree import ProcessTree, working_directory
 from mux.panes.shell_integration import remove_directory
-from mux.protocol.errors import InvalidArgument, PreconditionFailed, Unavailable
+from mux.protocol.errors import InvalidArgument, MuxError, PreconditionFailed, Unavailable
 from mux.protocol.names import CwdSource
 from mux.protocol.osc import CwdReport, OscEvent, OscScanner, ShellMarker, TitleChange
 from mux.protocol.spawn_options import LaunchKind
+from mux.terminal.queries import answer, find_queries
 from mux.terminal.screen import Screen
 from mux.terminal.scrollback import Scrollback
 
@@ -291,10 +292,26 @@ class Pane:
             sink(data)
         for event in self._osc.feed(data):
             self._on_osc(event)
+        if not self._sinks:  # an attached client's terminal answers for itself
+            data = self._answer_queries(data)
         self._pending_emulation.append(data)
         self._pending_size += len(data)
         if self._pending_size >= EMULATION_BATCH_BYTES:
             self.catch_up_screen()
+
+    def _answer_queries(self, data: bytes) -> bytes:
+        """Answer what the program asked its terminal (see terminal.queries), each with
+        the screen as it is at the question; returns the rest of `data`, unfed."""
+        start = 0
+        for found in find_queries(data):
+            self._pending_emulation.append(data[start : found.end])
+            start = found.end
+            self.catch_up_screen()
+            reply = answer(found.query, self.screen.cursor())
+            if self._master_fd is not None and self.is_running:
+                with contextlib.suppress(MuxError):
+                    self.send_input(reply)
+        return data[start:]
 
     # -- what the program tells its terminal (OSC) -------------------------------
 

@@ -113,6 +113,10 @@ class Screen:
         pending, _ = self._decoder.getstate()
         return dump, pending
 
+    def cursor(self) -> tuple[int, int]:
+        """(row, column) of the cursor, 0-based (not a client's use: output decides it)."""
+        return self._guarded(lambda vt: (vt.cursor.row, vt.cursor.col), lambda: (0, 0))
+
     def undecoded_bytes(self) -> bytes:
         """The start of a UTF-8 sequence fed but not yet complete."""
         pending, _ = self._decoder.getstate()
