@@ -12,7 +12,7 @@ from tests.harness import DBusDaemon, Service, temp_root
 
 
 def pytest_report_header() -> list[str]:
-    tools = ["dbus-daemon", "busctl", "gdbus", "tmux", "bash", "zsh", "fish", "setpriv"]
+    tools = ["dbus-daemon", "busctl", "gdbus", "tmux", "bash", "zsh", "fish", "nu", "setpriv"]
     return [f"{tool}: {shutil.which(tool) or 'MISSING'}" for tool in tools]
 
 

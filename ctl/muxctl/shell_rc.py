@@ -2,7 +2,8 @@
 that to mux's automatic injection (or run shells mux did not launch).
 
 bash and zsh get one marked block at the end of ~/.bashrc or ${ZDOTDIR:-~}/.zshrc;
-fish gets a file of its own in conf.d. The block only sources the integration
+fish gets a file of its own in conf.d, nushell the script itself in its
+autoload directory. The block only sources the integration
 script (copied to $XDG_DATA_HOME/mux/shell/) inside a mux pane. Installing is
 idempotent (the block is replaced, never repeated), every change to an existing
 file is preceded by a timestamped backup, and uninstalling removes exactly the
@@ -16,10 +17,10 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-SHELLS = ("bash", "zsh", "fish")
+SHELLS = ("bash", "zsh", "fish", "nu")
 BEGIN = "# >>> mux shell integration (muxctl shell-integration uninstall {shell}) >>>"
 END = "# <<< mux shell integration <<<"
-_SCRIPTS = {"bash": "bash.sh", "zsh": "zsh.zsh", "fish": "fish.fish"}
+_SCRIPTS = {"bash": "bash.sh", "zsh": "zsh.zsh", "fish": "fish.fish", "nu": "nu.nu"}
 _SOURCE_LINES = {
     "bash": 'if [ -n "${{MUX_PANE-}}" ] && [ -r {script} ]; then . {script}; fi',
     "zsh": "if [[ -n ${{MUX_PANE-}} && -r {script} ]]; then source {script}; fi",
@@ -28,6 +29,10 @@ _SOURCE_LINES = {
 
 
 def script_text(shell: str) -> str:
+    if shell == "nu":
+        from mux.panes.shell_integration import nu_script
+
+        return nu_script(None)
     return (resources.files("mux") / "shellintegration" / _SCRIPTS[shell]).read_text()
 
 
@@ -46,8 +51,10 @@ def places(shell: str, environ: dict[str, str]) -> Places:
         startup = home / ".bashrc"
     elif shell == "zsh":
         startup = Path(environ.get("ZDOTDIR") or home) / ".zshrc"
-    else:
+    elif shell == "fish":
         startup = config / "fish" / "conf.d" / "mux.fish"
+    else:  # nushell's user autoload directory: the script itself goes there
+        startup = config / "nushell" / "autoload" / "mux.nu"
     return Places(script, startup)
 
 

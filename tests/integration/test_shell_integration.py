@@ -14,7 +14,7 @@ import pytest
 
 from tests.harness import DBusDaemon, Service, wait_for
 
-SHELLS = ["bash", "zsh", "fish"]
+SHELLS = ["bash", "zsh", "fish", "nu"]
 
 
 @pytest.fixture(params=SHELLS)
@@ -58,6 +58,11 @@ def shell_dirs(service: Service) -> list[Path]:
 def test_cwd_after_cd_comes_from_the_shell(service: Service, shell: str, tmp_root: Path) -> None:
     target = tmp_root / "with space & 100%"
     target.mkdir()
+    if shell == "nu":  # it can report its directory itself: off, so only mux's hook does
+        (service.config_home / "nushell").mkdir(parents=True)
+        (service.config_home / "nushell" / "config.nu").write_text(
+            "$env.config.shell_integration.osc7 = false\n"
+        )
     pane = start_shell(service, shell)
     assert cwd_of(service, pane) == (str(service.home), "shell")
     run(service, pane, f"cd '{target}'")
@@ -79,20 +84,23 @@ def test_markers_report_commands_and_forgeries_are_ignored(service: Service, she
     wait_for(lambda: service.panes()[pane]["command_status"] == 3, what="the exit status")
     assert service.panes()[pane]["command"] == "sh -c 'exit 3'"
     assert service.panes()[pane]["shell_state"] == "prompt"
-    run(service, pane, "sleep 30")
+    run(service, pane, "^sleep 30" if shell == "nu" else "sleep 30")
     wait_for(lambda: service.panes()[pane]["shell_state"] == "command", what="a running command")
-    assert service.panes()[pane]["command"] == "sleep 30"
+    assert service.panes()[pane]["command"].endswith("sleep 30")
     assert service.panes()[pane]["command_status"] == -1
     service.call("Signal", "ts", [pane, "INT"])
     wait_for(lambda: service.panes()[pane]["shell_state"] == "prompt", what="the prompt again")
     # Markers printed by a program, without the token or with another one, change nothing.
     forged = (
-        r"/usr/bin/printf '\033]133;C;cmdline_url=rm%20-rf\007\033]133;C;mux_token=0123;"
+        r"/usr/bin/printf '\033]133;C;cmdline_url=rm%%20-rf\007\033]133;C;mux_token=0123;"
         r"cmdline_url=x\007\033]133;D;7;mux_token=bad\007'; echo printed"
     )
     run(service, pane, forged)
     service.wait_screen(pane, "printed")
-    wait_for(lambda: service.panes()[pane]["command_status"] == 0, what="the real exit status")
+    wait_for(
+        lambda: service.panes()[pane]["command_status"] == 0,
+        what=f"the real exit status; the screen: {service.screen_text(pane)!r}",
+    )
     info = service.panes()[pane]
     assert info["command"].startswith("/usr/bin/printf")
     assert info["shell_state"] == "prompt"
@@ -111,12 +119,20 @@ USER_FILES = {
         "config/fish/config.fish": "set -gx FROM_PROFILE profile-ok\nset -g FROM_RC rc-ok\n"
         "function user_hook --on-event fish_prompt\n  set -g USER_HOOK hook-ok\nend\n",
     },
+    "nu": {
+        "config/nushell/env.nu": '$env.FROM_PROFILE = "profile-ok"\n',
+        "config/nushell/config.nu": '$env.FROM_RC = "rc-ok"\n'
+        '$env.config.hooks.pre_prompt = [{|| $env.USER_HOOK = "hook-ok" }]\n',
+    },
 }
 SHOW_USER_SETTINGS = {
     "bash": 'echo "[$FROM_PROFILE $FROM_RC $USER_HOOK ${ZDOTDIR-unset} ${XDG_DATA_DIRS-unset}]"',
     "zsh": 'echo "[$FROM_PROFILE $FROM_RC $USER_HOOK ${ZDOTDIR-unset} ${XDG_DATA_DIRS-unset}]"',
     "fish": 'echo "[$FROM_PROFILE $FROM_RC $USER_HOOK" (set -q ZDOTDIR; or echo unset)'
     ' (set -q XDG_DATA_DIRS; or echo unset)"]"',
+    "nu": 'echo $"[($env.FROM_PROFILE) ($env.FROM_RC) ($env.USER_HOOK)'
+    " (if 'ZDOTDIR' in $env {'set'} else {'unset'})"
+    " (if 'XDG_DATA_DIRS' in $env {'set'} else {'unset'})]\"",
 }
 
 
@@ -167,7 +183,12 @@ def test_the_launch_directory_is_private_and_ends_with_the_pane(
         assert stat.S_IMODE((directory / "token").stat().st_mode) == 0o600
     assert stat.S_IMODE((service.runtime / "shell").stat().st_mode) == 0o700
     # The token is not in the shell's environment (a child could not read it there).
-    run(service, exiting, 'echo "tokens=$(env | grep -c -i -e mux_token -e mux_launch)"')
+    count = (
+        "echo $\"tokens=(^env | lines | where {|l| $l =~ '(?i)mux_token|mux_launch'} | length)\""
+        if shell == "nu"
+        else 'echo "tokens=$(env | grep -c -i -e mux_token -e mux_launch)"'
+    )
+    run(service, exiting, count)
     service.wait_screen(exiting, "tokens=0")
     run(service, exiting, "exit")
     service.wait_exited(exiting)

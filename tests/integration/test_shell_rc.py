@@ -84,3 +84,30 @@ def test_an_installed_integration_reports_the_cwd_of_a_shell_mux_did_not_launch(
     )
     # Without a launch token it reports the directory only, no markers.
     assert service.panes()[pane]["shell_state"] == ""
+
+
+def test_nushell_gets_the_script_in_its_autoload_directory(service: Service) -> None:
+    autoload = service.config_home / "nushell" / "autoload" / "mux.nu"
+    # nushell can report its directory itself: switched off, so only mux's hook does.
+    (service.config_home / "nushell").mkdir(parents=True)
+    (service.config_home / "nushell" / "config.nu").write_text(
+        "$env.config.shell_integration.osc7 = false\n"
+    )
+    service.muxctl("shell-integration", "install", "nu", check=True)
+    assert "pre_prompt" in autoload.read_text()
+    assert "__MUX_LAUNCH_DIR__" not in autoload.read_text()
+    pane = service.spawn(["nu"])  # explicit: no injection, only the user's autoload
+    wait_for(
+        lambda: "~>" in service.screen_text(pane) or ">" in service.screen_text(pane),
+        what="nushell's prompt",
+    )
+    service.call("SendInput", "tay", [pane, b"cd /usr/share\r"])
+    wait_for(
+        lambda: (
+            (service.panes()[pane]["cwd"], service.panes()[pane]["cwd_source"])
+            == ("/usr/share", "shell")
+        ),
+        what="the autoloaded integration's report",
+    )
+    service.muxctl("shell-integration", "uninstall", "nu", check=True)
+    assert not autoload.exists()

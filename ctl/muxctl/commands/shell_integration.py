@@ -16,7 +16,7 @@ from muxctl.output import print_json
 if TYPE_CHECKING:
     from muxctl.shell_rc import Places
 
-SHELLS = ("bash", "zsh", "fish")  # muxctl.shell_rc.SHELLS, without importing it for --help
+SHELLS = ("bash", "zsh", "fish", "nu")  # muxctl.shell_rc.SHELLS, without importing it for --help
 
 NAME = "shell-integration"
 HELP = "install, remove or print mux's shell integration for bash, zsh or fish"
@@ -69,8 +69,8 @@ def _install(shell: str, places: "Places") -> tuple[bool, Path | None]:
     script = shell_rc.script_text(shell)
     if not places.script.exists() or places.script.read_text() != script:
         places.script.write_text(script)
-    if shell == "fish":  # a file of its own in conf.d
-        text = shell_rc.block(shell, places.script)
+    if shell in ("fish", "nu"):  # a file of its own (conf.d; autoload: the script itself)
+        text = script if shell == "nu" else shell_rc.block(shell, places.script)
         current = places.startup.read_text() if places.startup.exists() else None
         if current == text:
             return False, None
@@ -88,7 +88,7 @@ def _uninstall(shell: str, places: "Places") -> tuple[bool, Path | None]:
     places.script.unlink(missing_ok=True)
     if not places.startup.exists():
         return False, None
-    if shell == "fish":  # the whole file is mux's
+    if shell in ("fish", "nu"):  # the whole file is mux's
         backup = shell_rc.back_up(places.startup)
         places.startup.unlink()
         return True, backup

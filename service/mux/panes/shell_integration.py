@@ -17,7 +17,8 @@ back, sources the user's .zshenv, and adds the hooks; zsh then reads the
 user's .zprofile, .zshrc and .zlogin as usual. fish: a login shell with the
 launch directory's data/ first in XDG_DATA_DIRS, so that fish reads mux's file
 from vendor_conf.d (before the user's config.fish); that file puts
-XDG_DATA_DIRS back. Other shells start as before, without integration.
+XDG_DATA_DIRS back. nushell: the same, through its vendor autoload directory.
+Other shells start as before, without integration.
 """
 
 import logging
@@ -31,7 +32,7 @@ from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-SUPPORTED_SHELLS = ("bash", "zsh", "fish")
+SUPPORTED_SHELLS = ("bash", "zsh", "fish", "nu")
 # fish's own default when XDG_DATA_DIRS is unset (its vendor_conf.d dirs are under these).
 _DEFAULT_DATA_DIRS = "/usr/local/share:/usr/share"
 
@@ -113,10 +114,15 @@ def prepare_shell(program: str, parent: Path | None, env: dict[str, str]) -> She
                 directory=directory,
                 token=token,
             )
-        if name == "fish":
-            vendor = directory / "data" / "fish" / "vendor_conf.d"
-            vendor.mkdir(mode=0o700, parents=True)
-            _write(vendor / "mux.fish", _script("fish.fish"))
+        if name in ("fish", "nu"):
+            if name == "fish":
+                vendor = directory / "data" / "fish" / "vendor_conf.d"
+                vendor.mkdir(mode=0o700, parents=True)
+                _write(vendor / "mux.fish", _script("fish.fish"))
+            else:
+                vendor = directory / "data" / "nushell" / "vendor" / "autoload"
+                vendor.mkdir(mode=0o700, parents=True)
+                _write(vendor / "mux.nu", nu_script(directory))
             user_dirs = env.get("XDG_DATA_DIRS", "")
             extra = {
                 "XDG_DATA_DIRS": f"{directory / 'data'}:{user_dirs or _DEFAULT_DATA_DIRS}",
@@ -133,6 +139,14 @@ def prepare_shell(program: str, parent: Path | None, env: dict[str, str]) -> She
         log.warning("no shell integration for this launch: %s", e.strerror)
         remove_directory(directory)
         return ShellLaunch(login)
+
+
+def nu_script(launch_dir: Path | None) -> str:
+    """nushell's integration, for one launch (or none: installed in the user's autoload)."""
+    path = str(launch_dir) if launch_dir is not None else ""
+    if "'#" in path:
+        raise OSError(0, "a launch directory nushell's raw string cannot hold")
+    return _script("nu.nu").replace("__MUX_LAUNCH_DIR__", path)
 
 
 def remove_directory(directory: Path | None) -> None:
