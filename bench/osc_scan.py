@@ -2,7 +2,8 @@
 
 The data: coloured `ls`-like and log-like lines (SGR sequences) with, at each
 prompt, what an integrated shell prints (OSC 133 D, OSC 7, OSC 133 A, a title,
-OSC 133 C: five sequences), cut into 4 KiB reads (what a PTY read returns).
+OSC 133 C: five sequences; the command line different every time, the status,
+directory and title among a few), cut into 4 KiB reads (what a PTY read returns).
 Two mixes: interactive use (a prompt every 40 lines of output) and bulk
 output (builds, logs: a prompt every 400 lines). The floor is the least any
 scanner must do: one `bytes.find(b"\\x1b]")` loop over the same chunks.
@@ -30,9 +31,11 @@ def sample(megabytes: float, lines_per_prompt: int = 40) -> list[bytes]:
     while size < megabytes * 1_000_000:
         if i % lines_per_prompt == 0:
             line = (
-                f"\x1b]133;D;0;mux_token=abc\x07\x1b]7;file:///home/user/project{i % 7}\x07"
-                f"\x1b]133;A;mux_token=abc\x07\x1b]2;user@host: ~/project\x07$ "
-                f"\x1b]133;C;mux_token=abc;cmdline_url=ls%20-l\x07\r\n"
+                f"\x1b]133;D;{i % 3};mux_token=abc\x07"
+                f"\x1b]7;file:///home/user/project{i % 7}\x07"
+                f"\x1b]133;A;mux_token=abc\x07\x1b]2;user@host: ~/project{i % 7}\x07$ "
+                # every command line differs (what the parse cache cannot help with)
+                f"\x1b]133;C;mux_token=abc;cmdline_url=make%20target{i}\x07\r\n"
             )
         elif i % 3 == 0:
             line = f"\x1b[01;34mdirectory{i}\x1b[0m  \x1b[01;32mscript{i}.sh\x1b[0m  notes.txt\r\n"

@@ -109,3 +109,13 @@ def test_random_bytes_never_raise_and_memory_stays_bounded(chunks: list[bytes]) 
     for chunk in chunks:
         scanner.feed(chunk)
         assert len(scanner._body) <= MAX_OSC_BYTES
+
+
+@given(st.binary(max_size=60), st.lists(st.sampled_from([b"%", b"%2", b"%20", b"%zz", b"%e2"])))
+def test_percent_decoding_agrees_with_urllib(data: bytes, escapes: list[bytes]) -> None:
+    import urllib.parse
+
+    from mux.protocol.osc import _percent_decode
+
+    text = data + b"".join(escapes) + data
+    assert _percent_decode(text) == urllib.parse.unquote_to_bytes(text)

@@ -18,33 +18,31 @@ The common case (no OSC in a chunk) is one `bytes.find`.
 
 import os
 import re
-import urllib.parse
 from dataclasses import dataclass
 from enum import Enum, auto
 
 MAX_OSC_BYTES = 8192
+PARSED_CACHE_SIZE = 64
 
 _OSC_START = b"\x1b]"
 _MARKER_KINDS = {b"A": "A", b"B": "B", b"C": "C", b"D": "D"}
 _CONTROL = re.compile("[\x00-\x1f\x7f]")
-# One sequence: its body (no BEL, no ESC) and its terminator, if it has one here.
-_SEQUENCE = re.compile(rb"\x1b\]([^\x07\x1b]*)(\x07|\x1b\\)?")
 _BEL = 0x07
 _ESC = 0x1B
 _ST_FINAL = 0x5C  # the "\" of ESC \
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class CwdReport:
     path: str
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class TitleChange:
     title: str
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class ShellMarker:
     kind: str  # "A" prompt start, "B" prompt end, "C" command start, "D" command end
     token: str | None = None
@@ -70,6 +68,9 @@ class OscScanner:
         self._local_hosts = local_hosts | {"", "localhost"}
         self._state = _State.GROUND
         self._body = bytearray()
+        # A shell repeats itself (the same prompt marker, title and directory at
+        # every prompt): parsed events are kept by body, a few at a time.
+        self._parsed: dict[bytes, OscEvent | None] = {}
 
     def feed(self, data: bytes) -> list[OscEvent]:
         events: list[OscEvent] = []
@@ -102,27 +103,41 @@ class OscScanner:
         return events
 
     def _ground(self, data: bytes, i: int, events: list[OscEvent]) -> int:
-        """Whole sequences within the chunk, found by the regex engine; returns where a
-        sequence that goes on in the next chunk begins (or the end)."""
-        if data.find(_OSC_START, i) < 0:  # the common case: one find
-            if data[-1] == _ESC:
-                self._state = _State.ESCAPE
-            return len(data)
-        for match in _SEQUENCE.finditer(data, i):
-            body, terminator = match.group(1, 2)
-            if terminator is not None:
-                if len(body) <= MAX_OSC_BYTES:
-                    event = self._parse(body)
-                    if event is not None:
-                        events.append(event)
-            elif match.end() >= len(data) - 1:  # goes on in the next chunk
-                # (up to its end, or to a last ESC that may begin its ST)
+        """Whole sequences within the chunk; returns where a sequence that goes on in
+        the next chunk begins (or the end). Only `bytes.find` looks at the bytes, and
+        each position is looked at once: the next BEL is remembered, not sought again."""
+        find = data.find
+        end = len(data)
+        bel = -1  # the next BEL at or after where we look, once known
+        while True:
+            start = find(_OSC_START, i)
+            if start < 0:
+                if data[-1] == _ESC:
+                    self._state = _State.ESCAPE
+                return end
+            body = start + 2
+            esc = find(b"\x1b", body)
+            if bel < body:
+                bel = find(b"\x07", body)
+                if bel < 0:
+                    bel = end  # none in this chunk
+            if 0 <= esc < bel:
+                if esc + 1 == end:  # perhaps the ESC of an ST split across chunks
+                    self._begin()
+                    return body
+                if data[esc + 1] != _ST_FINAL:
+                    i = esc  # abandoned at an ESC that is not ST; rescan from it
+                    continue
+                stop, i = esc, esc + 2
+            elif bel < end:
+                stop, i = bel, bel + 1
+            else:  # unterminated in this chunk
                 self._begin()
-                return match.start() + 2
-            # else: abandoned at an ESC that is not ST; the ESC is scanned again
-        if data[-1] == _ESC:
-            self._state = _State.ESCAPE
-        return len(data)
+                return body
+            if stop - body <= MAX_OSC_BYTES:
+                event = self._parse(data[body:stop])
+                if event is not None:
+                    events.append(event)
 
     def _begin(self) -> None:
         self._state = _State.OSC
@@ -167,6 +182,19 @@ class OscScanner:
             events.append(event)
 
     def _parse(self, body: bytes) -> OscEvent | None:
+        try:
+            return self._parsed[body]
+        except KeyError:
+            pass
+        event = self._parse_new(body)
+        if isinstance(event, ShellMarker) and event.kind == "C":
+            return event  # a command line rarely comes twice: not worth a place
+        if len(self._parsed) >= PARSED_CACHE_SIZE:
+            self._parsed.clear()
+        self._parsed[body] = event
+        return event
+
+    def _parse_new(self, body: bytes) -> OscEvent | None:
         command, _, rest = body.partition(b";")
         if command == b"133":
             return _shell_marker(rest)
@@ -191,8 +219,7 @@ class OscScanner:
         host, slash, path = text[len("file://") :].partition("/")
         if not slash or host.lower() not in self._local_hosts:
             return None
-        raw = ("/" + path).encode()
-        return _absolute_path(urllib.parse.unquote_to_bytes(raw) if b"%" in raw else raw)
+        return _absolute_path(_percent_decode(("/" + path).encode()))
 
 
 def _absolute_path(raw: bytes) -> CwdReport | None:
@@ -216,8 +243,28 @@ def _shell_marker(rest: bytes) -> ShellMarker | None:
         elif key == b"mux_token":
             token = value.decode("ascii", errors="replace")
         elif key == b"cmdline_url" and kind == "C":
-            command = urllib.parse.unquote(value.decode("ascii", errors="replace"))
+            command = _percent_decode(value).decode("utf-8", errors="replace")
     return ShellMarker(kind, token, command, status)
+
+
+def _percent_decode(data: bytes) -> bytes:
+    """%XX escapes to bytes; a "%" not followed by two hex digits stays as it is.
+    (urllib's unquote is several times slower on the short strings met here.)"""
+    if b"%" not in data:
+        return data
+    first, *rest = data.split(b"%")
+    out = [first]
+    for part in rest:
+        code = part[:2]
+        if len(code) == 2 and code.isalnum():
+            try:
+                out.append(bytes((int(code, 16),)))
+                out.append(part[2:])
+                continue
+            except ValueError:
+                pass
+        out.append(b"%" + part)
+    return b"".join(out)
 
 
 def _int_or_none(text: bytes) -> int | None:
