@@ -218,3 +218,15 @@ def test_nested_shell_precedence(sampling_service: Service, shell: str) -> None:
     # Back in the integrated shell, its next prompt reports where it is.
     run(service, pane, "exit")
     wait_for(lambda: cwd_of(service, pane) == ("/tmp", "shell"), what="the shell's report again")
+
+
+def test_the_token_and_directory_survive_an_upgrade(service: Service) -> None:
+    pane = start_shell(service, "bash")
+    (directory,) = shell_dirs(service)
+    service.muxctl("upgrade", check=True)
+    run(service, pane, "sh -c 'exit 4'")
+    wait_for(lambda: service.panes()[pane]["command_status"] == 4, what="markers still believed")
+    assert shell_dirs(service) == [directory]
+    run(service, pane, "exit")
+    service.wait_exited(pane)
+    wait_for(lambda: shell_dirs(service) == [], what="the directory removed by the new muxd")
