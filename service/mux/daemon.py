@@ -173,6 +173,7 @@ class Daemon:
         """Connect to the bus, publish the manager and every pane, own the name."""
         from dbus_fast import AuthError, NameFlag, RequestNameReply
 
+        from mux.dbus.caller import note_sender
         from mux.dbus.full_socket import (
             close_after_sending,
             close_received_fds,
@@ -193,6 +194,7 @@ class Daemon:
             log.warning("the %s bus cannot pass file descriptors: no OpenAttach", self._bus_kind)
         tolerate_full_socket(bus)
         bus.add_message_handler(close_received_fds)
+        bus.add_message_handler(note_sender)
         manager = ManagerInterface(
             table,
             upgrade=lambda: self._upgrade(table),

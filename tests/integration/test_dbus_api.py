@@ -492,8 +492,8 @@ def test_manager_properties_version_and_features(service: Service) -> None:
     assert version.value == mux.__version__ == importlib.metadata.version("mux")
     features = manager_property(service, "Features")
     assert features.signature == "t"
-    # KillIf answers NotSupported in this version, so the bit must not be advertised.
-    assert not features.value & CONDITIONAL_KILL
+    # KillIf is there: the bit is advertised.
+    assert features.value & CONDITIONAL_KILL
 
     assert service.busctl(
         "get-property", BUS_NAME, ROOT, MANAGER, "Version", "Features"
@@ -603,16 +603,13 @@ def test_object_manager_signals_come_from_the_root(service: Service) -> None:
         assert removed.body[1] == [PANE]
 
 
-# -- what this version does not do, and every error name ----------------------------------
+# -- refusals, and every error name --------------------------------------------------------
 
 
-def test_not_supported_methods(service: Service) -> None:
+def test_refusals_for_missing_panes(service: Service) -> None:
     pane_id = service.spawn(["sleep", "60"])
-    refused(service, "NotSupported", "KillIf", "tayas", [pane_id, b"", []])
     refused(service, "NoSuchPane", "KillIf", "tayas", [pane_id + 100, b"", []])
     refused(service, "NoSuchPane", "OpenAttach", "t", [pane_id + 100])
-
-    gdbus_refused(service, "NotSupported", f"{MANAGER}.KillIf", str(pane_id), "@ay []", "@as []")
     gdbus_refused(
         service, "NoSuchPane", f"{MANAGER}.KillIf", "999", "@ay []", "['UNATTACHED_SINCE_SPAWN']"
     )
@@ -653,8 +650,7 @@ def test_every_error_name_this_version_produces(service: Service) -> None:
     ):
         e = refused(service, "PreconditionFailed", member, signature, body)
         assert "exited" in e.message
-    # NotSupported
-    refused(service, "NotSupported", "KillIf", "tayas", [pane_id, b"", []])
+    # (NotSupported: nothing answers it in this version with every part in place.)
 
     # The same names reach an independent client.
     gdbus_refused(service, "NoSuchPane", f"{MANAGER}.GetScreen", "42")

@@ -437,19 +437,25 @@ def test_capture_of_an_exited_pane_keeps_its_last_output(service: Service) -> No
     assert "last-words" in ok(service.muxctl("capture", str(pane)))
 
 
-# -- verbs this version refuses ------------------------------------------------
+# -- kill-if -------------------------------------------------------------------
 
 
-def test_kill_if_is_not_supported(service: Service) -> None:
+def test_kill_if(service: Service) -> None:
     bound = json.loads(ok(service.muxctl("spawn", "--json", "--bind-instance", "--", *SLEEPER)))
     pane, instance = str(bound["id"]), bound["instance"]
-    for args in (
-        ("kill-if", pane, "--instance", instance),
-        ("kill-if", pane, "--instance", instance, "--unattached-since-spawn"),
-        ("--json", "kill-if", pane, "--instance", instance),
-    ):
-        assert_fails(service.muxctl(*args), 1, "not available")
+    # A refusal exits 3, names the condition, and kills nothing.
+    other = "00" * 16
+    assert_fails(service.muxctl("kill-if", pane, "--instance", other), 3, "instance")
+    ok(service.muxctl("capture", pane))  # a glance by another connection (this muxctl)
+    assert_fails(
+        service.muxctl("kill-if", pane, "--instance", instance, "--unattached-since-spawn"),
+        3,
+        "UNATTACHED_SINCE_SPAWN",
+    )
     assert ls_json(service)[bound["id"]]["state"] == "running", "kill-if killed nothing"
+    result = json.loads(ok(service.muxctl("--json", "kill-if", pane, "--instance", instance)))
+    assert result == {"id": bound["id"], "killed": True}
+    assert bound["id"] not in ls_json(service)
 
 
 # -- exit statuses (SPEC §7) ---------------------------------------------------

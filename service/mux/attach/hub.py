@@ -37,10 +37,15 @@ class AttachHub:
     # -- connections ------------------------------------------------------------
 
     def accept(
-        self, conn: socket.socket, peer_pid: int | None, attach_to: Pane | None = None
+        self,
+        conn: socket.socket,
+        peer_pid: int | None,
+        attach_to: Pane | None = None,
+        user: str | None = None,
     ) -> None:
-        """Serve the attach protocol on `conn` (already checked to be our own user's)."""
-        session = AttachSession(self, peer_pid, self._buffer_limit, attach_to)
+        """Serve the attach protocol on `conn` (already checked to be our own user's).
+        `user`: the bus connection that asked for it (OpenAttach), for the spawn ledger."""
+        session = AttachSession(self, peer_pid, self._buffer_limit, attach_to, user)
         self._sessions.add(session)
         self._all_closed.clear()
         task = self._loop.create_task(
@@ -56,14 +61,14 @@ class AttachHub:
             log.warning("an attach connection could not be set up: %s", error)
             self.forget(session)
 
-    def open_attached(self, pane_id: int) -> socket.socket:
+    def open_attached(self, pane_id: int, user: str | None = None) -> socket.socket:
         """The client's end of a new socket pair whose other end is attached to the pane
         (OpenAttach). The caller hands it over and closes it."""
         pane = self._table.get(pane_id)
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             ours.setblocking(False)
-            self.accept(ours, None, attach_to=pane)
+            self.accept(ours, None, attach_to=pane, user=user)
         except BaseException:
             ours.close()
             theirs.close()
@@ -121,6 +126,9 @@ class AttachHub:
         return next((pane for pane in self._table if pane.pid == session), None)
 
     def subscribe(self, session: AttachSession, pane: Pane) -> None:
+        """The one place every subscription to a pane's output passes: the spawn
+        ledger marks it before the first byte is sent."""
+        self._table.mark_use(pane, session.user)
         self.mark_used(pane)
         pane.add_output_sink(session.output)
         self._by_pane.setdefault(pane.id, set()).add(session)

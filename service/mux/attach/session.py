@@ -46,10 +46,12 @@ class AttachSession(asyncio.Protocol):
         peer_pid: int | None,
         buffer_limit: int,
         attach_to: Pane | None = None,
+        user: str | None = None,
     ) -> None:
         """`attach_to`: a pane to attach to as soon as the connection is made (OpenAttach:
         the client needs no HELLO and no ATTACH)."""
         self.peer_pid = peer_pid
+        self.user = user  # the bus connection that opened it (OpenAttach), else None
         self.peer = f"pid {peer_pid}" if peer_pid is not None else "(OpenAttach)"
         self.pane: Pane | None = None
         self._hub = hub

@@ -12,6 +12,7 @@ from dbus_fast.annotations import DBusSignature
 from dbus_fast.service import ServiceInterface, dbus_method, dbus_property, dbus_signal
 
 from mux import __version__
+from mux.dbus.caller import current_caller
 from mux.dbus.errors import replies_with_dbus_errors
 from mux.dbus.pane_iface import list_key, pane_property_variants
 from mux.panes.pane import Pane
@@ -25,7 +26,8 @@ if TYPE_CHECKING:
     from mux.attach.hub import AttachHub
     from mux.state.restore import RestoreProblem
 
-FEATURES = 0  # CONDITIONAL_KILL arrives with the KillIf issue
+CONDITIONAL_KILL = 0x00200000
+FEATURES = CONDITIONAL_KILL
 
 
 # Method signatures, spelled once.
@@ -72,6 +74,13 @@ class ManagerInterface(ServiceInterface):
         self._attach = attach
         self._hand_over_fd = hand_over_fd
 
+    def _use(self, pane_id: int) -> Pane:
+        """The dispatch every method that drives or reads a pane goes through: the use
+        is marked in the pane's spawn ledger before the action (SPEC §5)."""
+        pane = self.table.get(pane_id)
+        self.table.mark_use(pane, current_caller())
+        return pane
+
     # -- properties -----------------------------------------------------------
 
     @dbus_property(access=PropertyAccess.READ)
@@ -102,7 +111,7 @@ class ManagerInterface(ServiceInterface):
         request = parse_spawn_options(
             {name: (variant.signature, variant.value) for name, variant in options.items()}
         )
-        pane = self.table.spawn(request)
+        pane = self.table.spawn(request, spawner=current_caller())
         instance = self.table.ids.token if request.bind_instance else b""
         return (pane.id, instance, pane_path(pane.id))
 
@@ -114,30 +123,31 @@ class ManagerInterface(ServiceInterface):
     @dbus_method()
     @replies_with_dbus_errors
     def KillIf(self, pane_id: T, instance: AY, conditions: AS) -> None:
-        self.table.get(pane_id)
-        raise NotSupported("conditional kill is not available in this version of mux")
+        pane = self.table.get(pane_id)
+        attached = self._attach.clients_of(pane) if self._attach is not None else 0
+        self.table.kill_if(pane_id, bytes(instance), list(conditions), attached)
 
     @dbus_method()
     @replies_with_dbus_errors
     def Signal(self, pane_id: T, signal_name: S) -> None:
-        pane = self.table.get(pane_id)
-        pane.send_signal(parse_signal(signal_name))
+        signum = parse_signal(signal_name)
+        self._use(pane_id).send_signal(signum)
 
     @dbus_method()
     @replies_with_dbus_errors
     def SendInput(self, pane_id: T, data: AY) -> None:
-        self.table.get(pane_id).send_input(bytes(data))
+        self._use(pane_id).send_input(bytes(data))
 
     @dbus_method()
     @replies_with_dbus_errors
     def Resize(self, pane_id: T, rows: Q, cols: Q) -> None:
-        pane = self.table.get(pane_id)
-        pane.resize(check_size("rows", rows, MAX_ROWS), check_size("cols", cols, MAX_COLS))
+        size = check_size("rows", rows, MAX_ROWS), check_size("cols", cols, MAX_COLS)
+        self._use(pane_id).resize(*size)
 
     @dbus_method()
     @replies_with_dbus_errors
     def GetScreen(self, pane_id: T) -> AS:
-        return self.table.get(pane_id).screen_lines()
+        return self._use(pane_id).screen_lines()
 
     @dbus_method()
     @replies_with_dbus_errors
@@ -183,7 +193,8 @@ class ManagerInterface(ServiceInterface):
         if self._attach is None or self._hand_over_fd is None:
             self.table.get(pane_id)
             raise NotSupported("attaching is not available in this muxd")
-        sock = self._attach.open_attached(pane_id)
+        self._use(pane_id)
+        sock = self._attach.open_attached(pane_id, user=current_caller())
         fd = sock.detach()
         self._hand_over_fd(fd)
         return fd

@@ -33,6 +33,8 @@ class PaneRecord(_Record):
     cwd_captured_at: float | None = None  # absent from muxd before shell integration
     shell_token: str | None = None
     shell_dir: str | None = None
+    spawned_by: str | None = None  # the spawn record (SPEC §5): who called Spawn
+    used_by_others: bool = False
     title: str
     title_explicit: bool
     running: bool

@@ -24,6 +24,7 @@ from typing import Protocol
 from mux.panes.cwd import CwdObservation, supersedes
 from mux.panes.exits import Reapable
 from mux.panes.handover import PaneRecord
+from mux.panes.ledger import SpawnRecord
 from mux.panes.process import set_window_size
 from mux.panes.proctree import ProcessTree, working_directory
 from mux.panes.shell_integration import remove_directory
@@ -102,6 +103,7 @@ class Pane:
         self._cwd_from_child = False
         self.shell_token = shell_token
         self.shell_dir: Path | None = None  # the launch's integration directory
+        self.spawn_record: SpawnRecord | None = None  # None: not from Spawn in this instance
         # The shell's state from its OSC 133 markers: "prompt", "command" or "" (unknown).
         self.shell_state = ""
         self.last_command: str | None = None
@@ -154,6 +156,8 @@ class Pane:
             cwd_captured_at=self.cwd_captured_at,
             shell_token=self.shell_token,
             shell_dir=str(self.shell_dir) if self.shell_dir is not None else None,
+            spawned_by=self.spawn_record.spawner if self.spawn_record else None,
+            used_by_others=self.spawn_record.used_by_others if self.spawn_record else False,
             title=self.title,
             title_explicit=self.title_explicit,
             running=self.is_running,
@@ -211,6 +215,11 @@ class Pane:
             pane.cwd_captured_at = record.cwd_captured_at
         if record.shell_dir is not None:
             pane.shell_dir = Path(record.shell_dir)
+        if record.spawned_by is not None:
+            # The ledger goes on across an upgrade: clients keep their bus
+            # connections (and unique names) through it, and nothing can use a
+            # pane while no muxd serves.
+            pane.spawn_record = SpawnRecord(record.spawned_by, record.used_by_others)
         if not record.running:
             pane.state = PaneState.EXITED
             pane.exit_status = record.exit_status

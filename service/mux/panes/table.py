@@ -22,6 +22,7 @@ from mux.config import Settings
 from mux.panes.environment import pane_environment
 from mux.panes.exits import ExitCallback, ExitWatcher, Reapable
 from mux.panes.handover import TableRecord
+from mux.panes.ledger import CONDITIONS, UNATTACHED_SINCE_SPAWN, SpawnRecord
 from mux.panes.pane import Launch, Pane, PaneObserver
 from mux.panes.process import (
     ChildProcess,
@@ -34,7 +35,7 @@ from mux.panes.proctree import ProcessTree
 from mux.panes.screen_sweeper import ScreenSweeper
 from mux.panes.session import kill_session, sessions_members
 from mux.panes.shell_integration import prepare_shell, remove_directory
-from mux.protocol.errors import InvalidArgument, NoSuchPane
+from mux.protocol.errors import InvalidArgument, NoSuchPane, PreconditionFailed
 from mux.protocol.spawn_options import LaunchKind, SpawnRequest
 
 log = logging.getLogger(__name__)
@@ -176,9 +177,52 @@ class PaneTable:
         return pane
 
     def mark_used(self, pane: Pane) -> None:
-        """A client started, attached to or typed into `pane`."""
+        """A client started, attached to or typed into `pane` (for "the last used")."""
         self._use_count += 1
         pane.use_order = self._use_count
+
+    @staticmethod
+    def mark_use(pane: Pane, user: str | None) -> None:
+        """Someone is about to drive, read or subscribe to `pane` (the spawn ledger)."""
+        if pane.spawn_record is not None:
+            pane.spawn_record.mark_use(user)
+
+    def kill_if(
+        self, pane_id: int, instance: bytes, conditions: Sequence[str], attached_clients: int
+    ) -> None:
+        """Close the pane if `instance` is this id space's token and the conditions hold;
+        otherwise PreconditionFailed naming what failed, and nothing is killed. Check
+        and kill happen in one synchronous step: nothing runs in between."""
+        pane = self.get(pane_id)
+        for condition in conditions:
+            if condition not in CONDITIONS:
+                raise PreconditionFailed(
+                    f"unknown condition {condition!r} (this mux knows: {', '.join(CONDITIONS)}); "
+                    "nothing was killed"
+                )
+        if instance and instance != self.ids.token:
+            raise PreconditionFailed(
+                "instance: the token names another instance of mux (it has been restarted "
+                f"since, and pane ids started again); pane {pane_id} was not killed"
+            )
+        if UNATTACHED_SINCE_SPAWN in conditions:
+            self._check_unattached(pane, instance, attached_clients)
+        self.close(pane_id)
+
+    @staticmethod
+    def _check_unattached(pane: Pane, instance: bytes, attached_clients: int) -> None:
+        def refuse(why: str) -> PreconditionFailed:
+            return PreconditionFailed(f"{UNATTACHED_SINCE_SPAWN}: {why}; it was not killed")
+
+        if not instance:
+            raise refuse(f"needs the instance token (from a bound Spawn) to name pane {pane.id}")
+        record = pane.spawn_record
+        if record is None:
+            raise refuse(f"pane {pane.id} did not come from Spawn in this instance of mux")
+        if record.used_by_others:
+            raise refuse(f"pane {pane.id} has been attached to or used by another client")
+        if attached_clients:
+            raise refuse(f"pane {pane.id} has {attached_clients} attached client(s)")
 
     def most_recently_used(self, excluding: Pane | None = None) -> Pane:
         """The running pane a client used last (spawn, attach, typing)."""
@@ -192,8 +236,11 @@ class PaneTable:
     def _home(self) -> str:
         return self._service_env.get("HOME") or os.path.expanduser("~")
 
-    def spawn(self, request: SpawnRequest, notice: str | None = None) -> Pane:
-        """Start a pane; `notice` is shown on its screen before anything the program prints."""
+    def spawn(
+        self, request: SpawnRequest, notice: str | None = None, spawner: str | None = None
+    ) -> Pane:
+        """Start a pane; `notice` is shown on its screen before anything the program prints.
+        `spawner`: the bus connection that called Spawn (None: not from Spawn)."""
         if request.window and request.window not in self._windows:
             raise InvalidArgument(
                 f"there is no window {request.window}; omit 'window' (or pass 0) for a new one"
@@ -232,6 +279,8 @@ class PaneTable:
             if shell_launch is not None:
                 pane.shell_token = shell_launch.token
                 pane.shell_dir = shell_launch.directory
+            if spawner is not None:
+                pane.spawn_record = SpawnRecord(spawner)
         except BaseException:
             if shell_launch is not None:
                 remove_directory(shell_launch.directory)
