@@ -212,6 +212,9 @@ def test_nested_shell_precedence(sampling_service: Service, shell: str) -> None:
     wait_for(lambda: cwd_of(service, pane) == ("/tmp", "shell"), what="the shell's report")
     # A shell without integration inside it: its cd is seen by a child capture.
     run(service, pane, "sh")
+    # Only once the shell runs it (its command marker): a shell reading ahead would
+    # take the next line for itself.
+    wait_for(lambda: service.panes()[pane]["shell_state"] == "command", what="sh running")
     run(service, pane, "cd /usr; echo nested-$((6*7))")
     service.wait_screen(pane, "nested-42")
     wait_for(lambda: cwd_of(service, pane) == ("/usr", "process"), what="the child capture")
