@@ -59,6 +59,9 @@ class Settings(BaseSettings):
     )
     restore: bool = Field(default=True, description="relaunch the last session's panes at start")
     resurrection: bool = Field(default=True, description="application-resurrection adapter")
+    resurrection_hello_seconds: float = Field(
+        default=5.0, gt=0, le=300, description="how long a peer may take to say hello"
+    )
     log_level: str = Field(default="INFO", pattern="^(DEBUG|INFO|WARNING|ERROR)$")
 
 

@@ -141,14 +141,33 @@ class Daemon:
         if self._attach is not None:
             self._attach.hub = self._hub
 
+    def _remove_launch_directories(self) -> None:
+        """A cold start: what earlier launches left in <runtime> (their programs are gone
+        with the muxd that ran them) is removed."""
+        import shutil
+
+        for name in ("shell", "launch"):
+            shutil.rmtree(self.paths.runtime / name, ignore_errors=True)
+
     def _make_table(self, loop: asyncio.AbstractEventLoop) -> "PaneTable":
         from mux.panes.process import ChildProcess
         from mux.panes.table import PaneTable
+        from mux.resurrection.checkpoints import CheckpointStore
 
         shell_dirs = self.paths.runtime / "shell"
+        resurrection = (self.paths.runtime / "launch", CheckpointStore(self.paths.checkpoints))
         if self._resume is None:
-            return PaneTable(self.settings, os.environ, loop, shell_dirs)
-        table = PaneTable.resume(self._resume.table, self.settings, os.environ, loop, shell_dirs)
+            return PaneTable(
+                self.settings, os.environ, loop, shell_dirs=shell_dirs, resurrection=resurrection
+            )
+        table = PaneTable.resume(
+            self._resume.table,
+            self.settings,
+            os.environ,
+            loop,
+            shell_dirs=shell_dirs,
+            resurrection=resurrection,
+        )
         if self._resume.private_bus_pid is not None:
             self._private_bus = ChildProcess(self._resume.private_bus_pid)
         return table
@@ -221,6 +240,8 @@ class Daemon:
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
         self._open_attach_socket(loop)
+        if self._resume is None:
+            self._remove_launch_directories()
         table = self._make_table(loop)
         self._start_attach_hub(loop, table)
         self._choose_bus()
@@ -257,6 +278,7 @@ class Daemon:
         status = await self._serve()
         self.supervisor.stopping()
         # The final snapshot first: closing the panes below must not be saved.
+        await table.quiesce_checkpoints()
         await self._autosaver.final(participants=[table])
         if self._hub is not None:
             from mux.attach.session import SERVICE_STOPPING
@@ -372,6 +394,7 @@ class Daemon:
             table.end_closing_sessions()
             handover = self._handover(table)
             keep = [self._lock.fileno(), *(p.master_fd for p in table if p.master_fd is not None)]
+            keep += [p.endpoint.fileno() for p in table if p.endpoint is not None]
             if handover.attach_fd is not None:
                 keep.append(handover.attach_fd)
             exec_with(handover, keep)  # returns only if the exec failed

@@ -62,7 +62,9 @@ class PaneInterface(ServiceInterface):
 
     def emit_changed(self, names: Iterable[str]) -> None:
         values = pane_property_values(self.pane)
-        self.emit_properties_changed({name: values[name] for name in names})
+        changed = {name: values[name] for name in names if name in values}
+        if changed:  # (a change of something that is no D-Bus property: nothing to say)
+            self.emit_properties_changed(changed)
 
     @dbus_property(access=PropertyAccess.READ)
     def Id(self) -> Annotated[int, DBusSignature("t")]:

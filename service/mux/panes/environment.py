@@ -2,7 +2,7 @@
 
 from collections.abc import Mapping
 
-from mux.protocol.environment import without_service_variables
+from mux.protocol.environment import ENDPOINT_VARIABLE, without_service_variables
 
 
 def pane_environment(
@@ -13,6 +13,8 @@ def pane_environment(
     pane_id: int,
 ) -> dict[str, str]:
     env = without_service_variables(service_env)
+    # Only the launch's own endpoint (set by the table) may be named here.
+    env.pop(ENDPOINT_VARIABLE, None)
     env["TERM"] = term
     env["MUX_PANE"] = str(pane_id)
     env.update(overrides)  # what the client asked for explicitly wins

@@ -18,6 +18,15 @@ class _Record(BaseModel):
     )
 
 
+class EndpointRecord(_Record):
+    """A launch's application-resurrection endpoint: its listening socket is inherited."""
+
+    fd: int
+    directory: str
+    offer: str | None
+    shell_launch: bool
+
+
 class PaneRecord(_Record):
     id: int
     window: int
@@ -35,6 +44,8 @@ class PaneRecord(_Record):
     shell_dir: str | None = None
     spawned_by: str | None = None  # the spawn record (SPEC §5): who called Spawn
     used_by_others: bool = False
+    endpoint: EndpointRecord | None = None
+    checkpoint_generation: int | None = None
     title: str
     title_explicit: bool
     running: bool

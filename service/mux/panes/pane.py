@@ -23,7 +23,7 @@ from typing import Protocol
 
 from mux.panes.cwd import CwdObservation, supersedes
 from mux.panes.exits import Reapable
-from mux.panes.handover import PaneRecord
+from mux.panes.handover import EndpointRecord, PaneRecord
 from mux.panes.ledger import SpawnRecord
 from mux.panes.process import set_window_size
 from mux.panes.proctree import ProcessTree, working_directory
@@ -32,6 +32,7 @@ from mux.protocol.errors import InvalidArgument, MuxError, PreconditionFailed, U
 from mux.protocol.names import CwdSource
 from mux.protocol.osc import CwdReport, OscEvent, OscScanner, ShellMarker, TitleChange
 from mux.protocol.spawn_options import LaunchKind
+from mux.resurrection.endpoint import Endpoint
 from mux.terminal.queries import answer, find_queries
 from mux.terminal.screen import Screen
 from mux.terminal.scrollback import Scrollback
@@ -104,6 +105,10 @@ class Pane:
         self.shell_token = shell_token
         self.shell_dir: Path | None = None  # the launch's integration directory
         self.spawn_record: SpawnRecord | None = None  # None: not from Spawn in this instance
+        # application-resurrection/1: the launch's endpoint, and the generation of the
+        # application's last durable checkpoint (None: none, or cleared).
+        self.endpoint: Endpoint | None = None
+        self.checkpoint_generation: int | None = None
         # The shell's state from its OSC 133 markers: "prompt", "command" or "" (unknown).
         self.shell_state = ""
         self.last_command: str | None = None
@@ -156,6 +161,8 @@ class Pane:
             cwd_captured_at=self.cwd_captured_at,
             shell_token=self.shell_token,
             shell_dir=str(self.shell_dir) if self.shell_dir is not None else None,
+            endpoint=self._endpoint_record(),
+            checkpoint_generation=self.checkpoint_generation,
             spawned_by=self.spawn_record.spawner if self.spawn_record else None,
             used_by_others=self.spawn_record.used_by_others if self.spawn_record else False,
             title=self.title,
@@ -170,6 +177,17 @@ class Pane:
             screen_dump=dump,
             decoder_pending=decoder_pending,
             input_backlog=bytes(self._input_backlog),
+        )
+
+    def _endpoint_record(self) -> EndpointRecord | None:
+        endpoint = self.endpoint
+        if endpoint is None or endpoint.stopped:
+            return None
+        return EndpointRecord(
+            fd=endpoint.fileno(),
+            directory=str(endpoint.directory),
+            offer=endpoint.offer,
+            shell_launch=endpoint.shell_launch,
         )
 
     @classmethod
@@ -539,6 +557,7 @@ class Pane:
         self.state = PaneState.EXITED
         self.exit_status = status
         self._remove_shell_dir()
+        self._close_endpoint()
         self._drain_output()
         self._observer.pane_changed(self, ("State", "ExitStatus"))
         self._observer.pane_exited(self)
@@ -565,6 +584,20 @@ class Pane:
         self._close_terminal()
         self._sinks.clear()
         self._remove_shell_dir()
+        self._close_endpoint()
+
+    def _close_endpoint(self) -> None:
+        endpoint, self.endpoint = self.endpoint, None
+        if endpoint is not None:
+            endpoint.close()
+
+    def foreground_group(self) -> int | None:
+        """The terminal's foreground process group, if there is one."""
+        return self._foreground_group_or_none()
+
+    def checkpoint_changed(self, generation: int | None) -> None:
+        self.checkpoint_generation = generation
+        self._observer.pane_changed(self, ("Checkpoint",))  # not a D-Bus property
 
     def _remove_shell_dir(self) -> None:
         directory, self.shell_dir = self.shell_dir, None

@@ -16,6 +16,47 @@ class ProcessInfo:
     pgrp: int
 
 
+def process_info(pid: int) -> ProcessInfo | None:
+    """One process's parent and group (Linux: /proc; elsewhere: /bin/ps); None when it
+    cannot be found out."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except FileNotFoundError:
+        if os.path.isdir("/proc/self"):
+            return None  # /proc works: the process is gone
+        return _process_info_from_ps(pid)
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    if len(fields) < 3:
+        return None
+    return ProcessInfo(ppid=int(fields[1]), pgrp=int(fields[2]))
+
+
+def _process_info_from_ps(pid: int) -> ProcessInfo | None:
+    """macOS: no /proc."""
+    import subprocess
+
+    try:
+        result = subprocess.run(
+            ["/bin/ps", "-o", "ppid=,pgid=", "-p", str(pid)],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    fields = result.stdout.split()
+    if result.returncode != 0 or len(fields) != 2:
+        return None
+    try:
+        return ProcessInfo(ppid=int(fields[0]), pgrp=int(fields[1]))
+    except ValueError:
+        return None
+
+
 class ProcessTree:
     def __init__(self, processes: dict[int, ProcessInfo]) -> None:
         self.processes = processes

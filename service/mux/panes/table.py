@@ -21,7 +21,7 @@ from typing import Protocol
 from mux.config import Settings
 from mux.panes.environment import pane_environment
 from mux.panes.exits import ExitCallback, ExitWatcher, Reapable
-from mux.panes.handover import TableRecord
+from mux.panes.handover import PaneRecord, TableRecord
 from mux.panes.ledger import CONDITIONS, UNATTACHED_SINCE_SPAWN, SpawnRecord
 from mux.panes.pane import Launch, Pane, PaneObserver
 from mux.panes.process import (
@@ -35,8 +35,11 @@ from mux.panes.proctree import ProcessTree
 from mux.panes.screen_sweeper import ScreenSweeper
 from mux.panes.session import kill_session, sessions_members
 from mux.panes.shell_integration import prepare_shell, remove_directory
+from mux.protocol.environment import ENDPOINT_VARIABLE
 from mux.protocol.errors import InvalidArgument, NoSuchPane, PreconditionFailed
 from mux.protocol.spawn_options import LaunchKind, SpawnRequest
+from mux.resurrection.checkpoints import CheckpointStore
+from mux.resurrection.endpoint import Endpoint
 
 log = logging.getLogger(__name__)
 
@@ -105,12 +108,18 @@ class PaneTable:
         settings: Settings,
         service_env: Mapping[str, str],
         loop: asyncio.AbstractEventLoop,
+        *,
         shell_dirs: Path | None = None,
+        resurrection: "tuple[Path, CheckpointStore] | None" = None,
     ) -> None:
         """`shell_dirs`: where shell launches get their integration directories
-        (<runtime>/shell); None: shells start without integration."""
+        (<runtime>/shell); None: shells start without integration. `resurrection`:
+        where launches get their endpoints (<runtime>/launch) and the checkpoints;
+        None: no endpoints at all."""
         self.settings = settings
         self.shell_dirs = shell_dirs
+        self.resurrection = resurrection
+        self.checkpoints = resurrection[1] if resurrection is not None else None
         self.ids = IdSpace()
         self._service_env = dict(service_env)
         self._loop = loop
@@ -237,10 +246,15 @@ class PaneTable:
         return self._service_env.get("HOME") or os.path.expanduser("~")
 
     def spawn(
-        self, request: SpawnRequest, notice: str | None = None, spawner: str | None = None
+        self,
+        request: SpawnRequest,
+        notice: str | None = None,
+        spawner: str | None = None,
+        offer: str | None = None,
     ) -> Pane:
         """Start a pane; `notice` is shown on its screen before anything the program prints.
-        `spawner`: the bus connection that called Spawn (None: not from Spawn)."""
+        `spawner`: the bus connection that called Spawn (None: not from Spawn); `offer`:
+        the reference the launch's application gets back (a restore)."""
         if request.window and request.window not in self._windows:
             raise InvalidArgument(
                 f"there is no window {request.window}; omit 'window' (or pass 0) for a new one"
@@ -266,24 +280,43 @@ class PaneTable:
             env.update(shell_launch.env)
         rows = request.rows or self.settings.default_rows
         cols = request.cols or self.settings.default_cols
+        invocation = request.invocation or secrets.token_hex(16)
+        endpoint = self._open_endpoint(request, invocation, offer)
+        if endpoint is not None:
+            env[ENDPOINT_VARIABLE] = str(endpoint.path)
+
+        def undo() -> None:
+            if shell_launch is not None:
+                remove_directory(shell_launch.directory)
+            if endpoint is not None:
+                endpoint.close()
+
         try:
             started = start_on_pty(program, exec_argv, env=env, cwd=cwd, rows=rows, cols=cols)
         except BaseException:
-            if shell_launch is not None:
-                remove_directory(shell_launch.directory)
+            undo()
             raise
         try:
             pane = self._adopt(
-                started, request, argv=argv, program=program, cwd=cwd, rows=rows, cols=cols
+                started,
+                request,
+                argv=argv,
+                program=program,
+                cwd=cwd,
+                rows=rows,
+                cols=cols,
+                invocation=invocation,
             )
             if shell_launch is not None:
                 pane.shell_token = shell_launch.token
                 pane.shell_dir = shell_launch.directory
             if spawner is not None:
                 pane.spawn_record = SpawnRecord(spawner)
+            if endpoint is not None:
+                pane.endpoint = endpoint
+                endpoint.launch = pane
         except BaseException:
-            if shell_launch is not None:
-                remove_directory(shell_launch.directory)
+            undo()
             # Nothing was published: the program must not outlive the failure.
             with contextlib.suppress(OSError):
                 os.killpg(started.process.pid, signal.SIGKILL)
@@ -315,6 +348,7 @@ class PaneTable:
         cwd: str,
         rows: int,
         cols: int,
+        invocation: str,
     ) -> Pane:
         """The Pane for a started process, watched for its exit; not yet published."""
         pane_id = self.ids.new_pane_id()
@@ -327,7 +361,7 @@ class PaneTable:
                 argv=argv,
                 program=program,
                 env_overrides=tuple(sorted(request.env.items())),
-                invocation=request.invocation or secrets.token_hex(16),
+                invocation=invocation,
             ),
             process=started.process,
             master_fd=started.master_fd,
@@ -348,6 +382,53 @@ class PaneTable:
             self._loop.remove_reader(started.master_fd)  # the caller closes it
             raise
         return pane
+
+    def _resume_endpoint(self, pane: Pane, record: PaneRecord) -> None:
+        """The endpoint the previous muxd handed over (its socket inherited)."""
+        pane.checkpoint_generation = record.checkpoint_generation
+        saved = record.endpoint
+        if saved is None:
+            return
+        if self.resurrection is None or not pane.is_running:
+            with contextlib.suppress(OSError):
+                os.close(saved.fd)
+            remove_directory(Path(saved.directory))
+            return
+        pane.endpoint = Endpoint.resumed(
+            saved.fd,
+            Path(saved.directory),
+            self._loop,
+            self.resurrection[1],
+            invocation=pane.launch.invocation,
+            offer=saved.offer,
+            shell_launch=saved.shell_launch,
+            hello_seconds=self.settings.resurrection_hello_seconds,
+        )
+        pane.endpoint.launch = pane
+
+    def _open_endpoint(
+        self, request: SpawnRequest, invocation: str, offer: str | None
+    ) -> Endpoint | None:
+        """The launch's application-resurrection endpoint, when it is to have one."""
+        wanted = (
+            self.settings.resurrection if request.resurrection is None else request.resurrection
+        )
+        if not wanted or not self.settings.resurrection or self.resurrection is None:
+            return None  # (the adapter disabled in configuration wins over the option)
+        launch_dirs, store = self.resurrection
+        try:
+            return Endpoint(
+                launch_dirs,
+                self._loop,
+                store,
+                invocation=invocation,
+                offer=offer,
+                shell_launch=request.kind is not LaunchKind.EXPLICIT,
+                hello_seconds=self.settings.resurrection_hello_seconds,
+            )
+        except OSError as e:
+            log.error("no application-resurrection endpoint for this launch: %s", e.strerror)
+            return None
 
     # -- close ----------------------------------------------------------------
 
@@ -423,9 +504,11 @@ class PaneTable:
         settings: Settings,
         service_env: Mapping[str, str],
         loop: asyncio.AbstractEventLoop,
+        *,
         shell_dirs: Path | None = None,
+        resurrection: "tuple[Path, CheckpointStore] | None" = None,
     ) -> "PaneTable":
-        table = cls(settings, service_env, loop, shell_dirs)
+        table = cls(settings, service_env, loop, shell_dirs=shell_dirs, resurrection=resurrection)
         table.ids = IdSpace.restored(
             bytes.fromhex(record.token), record.next_pane, record.next_window
         )
@@ -442,6 +525,7 @@ class PaneTable:
                 observer=table,
                 local_hosts=table.local_hosts,
             )
+            table._resume_endpoint(pane, pane_record)
             table._panes[pane.id] = pane
             table._windows.setdefault(pane.window, set()).add(pane.id)
             if pane.is_running:
@@ -451,6 +535,12 @@ class PaneTable:
         for pid in record.reap:
             table._deferred_watches.append((ChildProcess(pid), functools.partial(_log_reaped, pid)))
         return table
+
+    async def quiesce_checkpoints(self) -> None:
+        """Before the final snapshot: every application's checkpoint that was acknowledged
+        is on disk and in its pane, and no new one is taken."""
+        endpoints = [pane.endpoint for pane in self._panes.values() if pane.endpoint is not None]
+        await asyncio.gather(*(endpoint.quiesce() for endpoint in endpoints))
 
     def prepare_final_snapshot(self) -> None:
         """Participant of the final snapshot: from now on no output is read and no

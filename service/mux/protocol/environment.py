@@ -28,5 +28,9 @@ SERVICE_ONLY_VARIABLES = frozenset(
 )
 
 
+# Where an application-resurrection/1 client finds its endpoint (SPEC §6).
+ENDPOINT_VARIABLE = "APPLICATION_RESURRECTION_SOCKET"
+
+
 def without_service_variables(environ: Mapping[str, str]) -> dict[str, str]:
     return {k: v for k, v in environ.items() if k not in SERVICE_ONLY_VARIABLES}

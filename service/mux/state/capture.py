@@ -10,7 +10,14 @@ import time
 from collections.abc import Iterable
 
 from mux.panes.pane import Pane
-from mux.state.schema import CwdRecord, LayoutNode, PaneSnapshot, Session, WindowSnapshot
+from mux.state.schema import (
+    CheckpointRef,
+    CwdRecord,
+    LayoutNode,
+    PaneSnapshot,
+    Session,
+    WindowSnapshot,
+)
 
 
 def pane_snapshot(pane: Pane) -> PaneSnapshot:
@@ -26,6 +33,11 @@ def pane_snapshot(pane: Pane) -> PaneSnapshot:
         rows=pane.rows,
         cols=pane.cols,
         invocation=pane.launch.invocation,
+        checkpoint=(
+            CheckpointRef(invocation=pane.launch.invocation, generation=pane.checkpoint_generation)
+            if pane.checkpoint_generation is not None
+            else None
+        ),
     )
 
 

@@ -119,6 +119,23 @@ def durable_write(path: Path, data: bytes, *, mode: int = 0o600, ops: FileOps = 
             raise DurableWriteError(path, step, e, replaced=replaced) from None
 
 
+def durable_remove(path: Path, *, ops: FileOps = REAL_OPS) -> None:
+    """Remove `path` (if it is there) and flush its directory; DurableWriteError if not done."""
+    if not path.is_absolute():
+        raise ValueError(f"durable_remove needs an absolute path, got {path}")
+    step = "removing it"
+    replaced = False
+    try:
+        with _exclusive(path):
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+            replaced = True
+            step = "flushing the directory"
+            _fsync_directory(path.parent, ops)
+    except OSError as e:
+        raise DurableWriteError(path, step, e, replaced=replaced) from None
+
+
 def _make_temporary(path: Path, mode: int) -> tuple[int, str]:
     for attempt in range(100):
         name = path.with_name(f".{path.name}.{os.getpid()}.{attempt}.tmp")

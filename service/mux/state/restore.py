@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from mux.panes.table import PaneTable
 from mux.protocol.errors import MuxError
 from mux.protocol.spawn_options import LaunchKind, SpawnRequest
+from mux.resurrection.checkpoints import CheckpointProblem
 from mux.state.schema import PaneSnapshot, Session
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,31 @@ def _request(pane: PaneSnapshot, cwd: str, window: int) -> SpawnRequest:
     )
 
 
+def _checkpoint_offer(table: PaneTable, saved: PaneSnapshot, notes: list[str]) -> str | None:
+    """The reference the relaunched application gets back; None (with a visible note and
+    a log line) when its checkpoint is missing or not its own. Never another's state;
+    the file is left as it is."""
+    ref = saved.checkpoint
+    if ref is None or table.checkpoints is None:
+        return None
+    why = ""
+    try:
+        if ref.invocation != saved.invocation:
+            raise CheckpointProblem("the snapshot names another invocation's checkpoint")
+        record = table.checkpoints.read(ref.invocation)
+        if record.generation < ref.generation:
+            raise CheckpointProblem("the checkpoint file is older than the snapshot says")
+    except FileNotFoundError:
+        why = "its checkpoint is missing"
+    except (CheckpointProblem, OSError) as e:
+        why = str(e) if isinstance(e, CheckpointProblem) else "its checkpoint cannot be read"
+    else:
+        return record.reference
+    log.error("pane %d (%s): not resumed: %s", saved.id, saved.argv[0], why)
+    notes.append(f"mux: the application starts afresh: {why} (the file is left as it was)")
+    return None
+
+
 def restore_session(table: PaneTable, session: Session, home: str) -> list[RestoreProblem]:
     saved_at = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(session.saved_at))
     panes = {pane.id: pane for pane in session.panes}
@@ -63,8 +89,11 @@ def restore_session(table: PaneTable, session: Session, home: str) -> list[Resto
             if not os.path.isdir(cwd):
                 notes.append(f"mux: {cwd} no longer exists; started in {home} instead")
                 cwd = home
+            offer = _checkpoint_offer(table, saved, notes)
             try:
-                pane = table.spawn(_request(saved, cwd, new_window), notice="\r\n".join(notes))
+                pane = table.spawn(
+                    _request(saved, cwd, new_window), notice="\r\n".join(notes), offer=offer
+                )
             except Exception as e:  # whatever it is, the other panes still come back
                 reason = e.message if isinstance(e, MuxError) else f"it could not be started ({e})"
                 log.error("pane %d (%s) was not restored: %s", saved.id, saved.argv[0], reason)

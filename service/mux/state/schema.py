@@ -34,6 +34,13 @@ class CwdRecord(_Model):
     captured_at: float  # Unix time
 
 
+class CheckpointRef(_Model):
+    """The application's checkpoint (application-resurrection/1) as of this snapshot."""
+
+    invocation: str
+    generation: int = Field(ge=1)
+
+
 class PaneSnapshot(_Model):
     id: int = Field(ge=1)
     kind: LaunchKind
@@ -47,6 +54,7 @@ class PaneSnapshot(_Model):
     rows: int = Field(ge=1, le=MAX_ROWS)
     cols: int = Field(ge=1, le=MAX_COLS)
     invocation: str  # opaque identity of this launch (application-resurrection)
+    checkpoint: CheckpointRef | None = None
 
     @model_validator(mode="after")
     def _startable(self) -> "PaneSnapshot":

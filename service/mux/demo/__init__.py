@@ -1,0 +1,1 @@
+"""Small programs that show mux's protocols at work."""

@@ -1,0 +1,334 @@
+"""One launch's application-resurrection endpoint and the connections made to it.
+
+`<runtime>/launch/<random>/socket` (directory 0700, socket 0600), given to the
+launch as APPLICATION_RESURRECTION_SOCKET, bound to that launch: its offer (the
+reference a restored launch gets back, or none), its checkpoints, its owner
+rule. It is closed and removed when the pane's process exits; a client that
+disconnects is not an exit. A connection must say hello within
+HELLO_TIMEOUT_SECONDS; a refused hello gets exactly one answer, then the
+connection is closed. A checkpoint is acknowledged only once it is durably on
+disk; a failure to persist answers checkpoint_failed and stops the endpoint.
+mux never interprets a reference and never executes anything from a message.
+"""
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+import shutil
+import socket
+from collections.abc import Callable
+from pathlib import Path
+from typing import Protocol
+
+from mux.peercred import PeerUnknown, peer_credentials
+from mux.protocol import resurrection as ar
+from mux.resurrection.checkpoints import CheckpointProblem, CheckpointStore
+from mux.resurrection.ownership import verify_owner
+from mux.state.durable import DurableWriteError
+
+log = logging.getLogger(__name__)
+
+HELLO_TIMEOUT_SECONDS = 5.0
+
+
+class Launch(Protocol):
+    """What an endpoint needs of its pane."""
+
+    @property
+    def pid(self) -> int: ...
+    @property
+    def is_running(self) -> bool: ...
+    def foreground_group(self) -> int | None: ...
+    def checkpoint_changed(self, generation: int | None) -> None: ...
+
+
+class Endpoint:
+    def __init__(
+        self,
+        parent: Path,
+        loop: asyncio.AbstractEventLoop,
+        store: CheckpointStore,
+        *,
+        invocation: str,
+        offer: str | None,
+        shell_launch: bool,
+        hello_seconds: float = HELLO_TIMEOUT_SECONDS,
+    ) -> None:
+        """Bound and listening when it returns; OSError if it cannot be made."""
+        self.hello_seconds = hello_seconds
+        parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(parent, 0o700)
+        self.directory = parent / secrets.token_hex(8)
+        self.directory.mkdir(mode=0o700)
+        self.path = self.directory / "socket"
+        self.store = store
+        self.invocation = invocation
+        self.offer = offer
+        self.shell_launch = shell_launch
+        self.launch: Launch | None = None  # set once the program runs
+        self.stopped = False
+        self.frozen = False  # the final snapshot is being taken: no new request
+        self._loop = loop
+        self._connections: set[_Connection] = set()
+        self._writes = 0  # checkpoint writes in flight
+        self._idle = asyncio.Event()
+        self._idle.set()
+        try:
+            self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            old_umask = os.umask(0o177)
+            try:
+                self._socket.bind(str(self.path))
+            finally:
+                os.umask(old_umask)
+            self._socket.listen(8)
+            self._socket.setblocking(False)
+        except OSError:
+            shutil.rmtree(self.directory, ignore_errors=True)
+            raise
+        loop.add_reader(self._socket.fileno(), self._accept)
+
+    # -- graceful upgrade -------------------------------------------------------------
+
+    def fileno(self) -> int:
+        return self._socket.fileno()
+
+    @classmethod
+    def resumed(
+        cls,
+        fd: int,
+        directory: Path,
+        loop: asyncio.AbstractEventLoop,
+        store: CheckpointStore,
+        *,
+        invocation: str,
+        offer: str | None,
+        shell_launch: bool,
+        hello_seconds: float = HELLO_TIMEOUT_SECONDS,
+    ) -> "Endpoint":
+        """The endpoint a previous muxd handed over, on the socket it left open: the
+        application's path stays valid across the upgrade."""
+        endpoint = cls.__new__(cls)
+        endpoint.hello_seconds = hello_seconds
+        endpoint.directory = directory
+        endpoint.path = directory / "socket"
+        endpoint.store = store
+        endpoint.invocation = invocation
+        endpoint.offer = offer
+        endpoint.shell_launch = shell_launch
+        endpoint.launch = None
+        endpoint.stopped = False
+        endpoint.frozen = False
+        endpoint._loop = loop
+        endpoint._connections = set()
+        endpoint._writes = 0
+        endpoint._idle = asyncio.Event()
+        endpoint._idle.set()
+        endpoint._socket = socket.socket(fileno=fd)
+        endpoint._socket.set_inheritable(False)
+        endpoint._socket.setblocking(False)
+        loop.add_reader(fd, endpoint._accept)
+        return endpoint
+
+    # -- connections ----------------------------------------------------------------
+
+    def _accept(self) -> None:
+        try:
+            conn, _ = self._socket.accept()
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError as e:
+            log.warning("accepting a resurrection connection failed: %s", e.strerror)
+            return
+        try:
+            peer = peer_credentials(conn)
+            peer_pid, peer_uid = peer.pid, peer.uid
+        except PeerUnknown:
+            peer_pid, peer_uid = None, -1
+        conn.setblocking(False)
+        connection = _Connection(self, peer_pid, peer_uid)
+        self._connections.add(connection)
+        task = self._loop.create_task(
+            self._loop.connect_accepted_socket(lambda: connection, sock=conn)
+        )
+        task.add_done_callback(lambda _task: None)
+
+    def forget(self, connection: "_Connection") -> None:
+        self._connections.discard(connection)
+
+    # -- requests (the owner's, after its hello) --------------------------------------
+
+    async def checkpoint(self, application: str, reference: str) -> int:
+        """The generation written; DurableWriteError/CheckpointProblem if not durable."""
+        return await self._persist(
+            lambda: self.store.write(self.invocation, application, reference)
+        )
+
+    async def clear(self) -> None:
+        def clear() -> None:
+            self.store.clear(self.invocation)
+
+        await self._persist(clear)
+
+    async def _persist(self, write: "Callable[[], int | None]") -> int:
+        self._writes += 1
+        self._idle.clear()
+        try:
+            generation = await self._loop.run_in_executor(None, write)
+        finally:
+            self._writes -= 1
+            if not self._writes:
+                self._idle.set()
+        if self.launch is not None:
+            self.launch.checkpoint_changed(generation)  # None: cleared
+        return generation or 0
+
+    async def quiesce(self) -> None:
+        """For the final snapshot: no new request is taken, and every write in flight
+        has finished, when it returns."""
+        self.frozen = True
+        await self._idle.wait()
+
+    def stop(self, why: str) -> None:
+        """No more requests: every connection is closed, new ones are refused."""
+        if not self.stopped:
+            log.error("resurrection endpoint stopped: %s", why)
+        self.stopped = True
+        for connection in list(self._connections):
+            connection.close()
+
+    def close(self) -> None:
+        """The launch is over: the socket and its directory go."""
+        self.stopped = True
+        with contextlib.suppress(ValueError, OSError):
+            self._loop.remove_reader(self._socket.fileno())
+        self._socket.close()
+        for connection in list(self._connections):
+            connection.close()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+class _Connection(asyncio.Protocol):
+    def __init__(self, endpoint: Endpoint, peer_pid: int | None, peer_uid: int) -> None:
+        self._endpoint = endpoint
+        self._peer_pid = peer_pid
+        self._peer_uid = peer_uid
+        self._decoder = ar.LineDecoder()
+        self._transport: asyncio.Transport | None = None
+        self._application: str | None = None  # set by a successful hello
+        self._requests: asyncio.Queue[bytes] = asyncio.Queue()
+        self._worker: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._closed = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self._transport = transport
+        loop = asyncio.get_running_loop()
+        self._timer = loop.call_later(self._endpoint.hello_seconds, self._hello_timed_out)
+
+    def data_received(self, data: bytes) -> None:
+        try:
+            self._decoder.receive_data(data)
+        except ar.Violation as e:
+            self._violation(e)
+            return
+        while not self._closed and (line := self._decoder.next_line()) is not None:
+            if self._application is None:
+                self._hello(line)
+            else:
+                self._requests.put_nowait(line)
+
+    def eof_received(self) -> bool:
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closed = True
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._worker is not None:
+            self._worker.cancel()
+        self._endpoint.forget(self)
+
+    # -- the hello ------------------------------------------------------------------
+
+    def _hello_timed_out(self) -> None:
+        self._reject(ar.ErrorCode.INVALID_HANDSHAKE, "no hello in time")
+
+    def _hello(self, line: bytes) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        endpoint = self._endpoint
+        try:
+            application = ar.parse_hello(line)
+            launch = endpoint.launch
+            if endpoint.stopped or launch is None or not launch.is_running:
+                raise ar.Violation(ar.ErrorCode.LAUNCH_UNAVAILABLE, "the launch is not available")
+            verify_owner(
+                peer_pid=self._peer_pid,
+                peer_uid=self._peer_uid,
+                shell_launch=endpoint.shell_launch,
+                launch_pid=launch.pid,
+                foreground_group=launch.foreground_group,
+            )
+        except ar.Violation as e:
+            self._reject(e.code, str(e))
+            return
+        self._application = application
+        self._write(ar.restore_offer(endpoint.offer))
+        self._worker = asyncio.get_running_loop().create_task(self._serve_requests())
+
+    # -- requests, one at a time, in order ---------------------------------------------
+
+    async def _serve_requests(self) -> None:
+        assert self._application is not None
+        while not self._closed:
+            line = await self._requests.get()
+            if self._endpoint.frozen:
+                return  # the service is stopping: the snapshot holds what was acknowledged
+            try:
+                request = ar.parse_request(line)
+            except ar.Violation as e:
+                self._write(ar.request_error(e.code))
+                self.close()
+                return
+            try:
+                if isinstance(request, ar.Checkpoint):
+                    generation = await self._endpoint.checkpoint(
+                        self._application, request.reference
+                    )
+                    self._write(ar.checkpointed(generation))
+                else:
+                    await self._endpoint.clear()
+                    self._write(ar.cleared())
+            except (DurableWriteError, CheckpointProblem, OSError) as e:
+                self._write(ar.checkpoint_failed())
+                self._endpoint.stop(f"a checkpoint could not be saved: {e}")
+                return
+
+    # -- answers ----------------------------------------------------------------------
+
+    def _violation(self, error: ar.Violation) -> None:
+        if self._application is None:
+            self._reject(error.code, str(error))
+        else:
+            self._write(ar.request_error(error.code))
+            self.close()
+
+    def _reject(self, code: ar.ErrorCode, why: str) -> None:
+        """Exactly one answer, then close."""
+        log.info("resurrection hello refused (%s): %s", code, why)
+        self._write(ar.rejection(code))
+        self.close()
+
+    def _write(self, data: bytes) -> None:
+        if self._transport is not None and not self._transport.is_closing():
+            self._transport.write(data)
+
+    def close(self) -> None:
+        self._closed = True
+        if self._timer is not None:
+            self._timer.cancel()
+        if self._transport is not None:
+            self._transport.close()
