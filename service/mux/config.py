@@ -59,6 +59,11 @@ class Settings(BaseSettings):
     )
     restore: bool = Field(default=True, description="relaunch the last session's panes at start")
     resurrection: bool = Field(default=True, description="application-resurrection adapter")
+    replay_commands: list[str] = Field(
+        default_factory=list,
+        description="programs typed again at restore when they ran at a shell's prompt,"
+        ' besides the ones that checkpointed (e.g. ["htop", "less"])',
+    )
     resurrection_hello_seconds: float = Field(
         default=5.0, gt=0, le=300, description="how long a peer may take to say hello"
     )

@@ -480,7 +480,7 @@ class Daemon:
 
         table.sample_cwds()  # where each program is right now, not up to 10 s ago
         kept = [(problem.pane, problem.window) for problem in self._restore_problems]
-        return capture_session(table, generation, kept)
+        return capture_session(table, generation, kept, self.settings.replay_commands)
 
     def _make_autosaver(
         self, loop: asyncio.AbstractEventLoop, table: "PaneTable", saved: "Session | None"

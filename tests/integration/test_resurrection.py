@@ -255,3 +255,71 @@ def test_an_upgrade_keeps_the_endpoint(service: Service, tmp_root: Path) -> None
     # The client's connection ended with the old program; it says hello again.
     service.call("SendInput", "tay", [pane, f"open {tmp_root / 'b.txt'}\r".encode()])
     service.wait_screen(pane, "checkpoint 2")
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_a_checkpointed_command_is_typed_again_into_the_restored_shell(
+    service: Service, tmp_root: Path, shell: str
+) -> None:
+    notes_file = tmp_root / f"{shell}-notes.txt"
+    command = f"{sys.executable} -m mux.demo.notes"
+    pane = service.spawn(shell=shell, cols=200)
+    wait_for(lambda: service.panes()[pane]["shell_state"] == "prompt", what="the prompt")
+
+    def run(target: int, line: str) -> None:
+        service.call("SendInput", "tay", [target, line.encode() + b"\r"])
+
+    run(pane, command)
+    service.wait_screen(pane, "a fresh start")
+    run(pane, f"open {notes_file}")
+    service.wait_screen(pane, "checkpoint 1")
+    run(pane, "add remembered")
+    service.wait_screen(pane, "added")
+
+    assert service.process is not None
+    service.process.terminate()
+    service.process.wait(timeout=30)
+    saved = json.loads((service.state / "mux" / "session.json").read_text())
+    (record,) = saved["panes"]
+    assert record["replay"] == command
+
+    service.start()
+    (restored,) = service.panes()
+    screen = service.wait_screen(restored, f"reopened {notes_file} (1 notes)")
+    assert f"typing again at the first prompt: {command}" in screen
+    # Once the user has moved on, a launch by hand gets nothing back.
+    run(restored, "quit")
+    wait_for(lambda: service.panes()[restored]["shell_state"] == "prompt", what="the prompt")
+    run(restored, command)
+    wait_for(
+        lambda: service.screen_text(restored).count("a fresh start") == 1,
+        what="the manual launch starting afresh",
+    )
+
+
+def test_a_command_that_did_not_checkpoint_is_not_replayed(service: Service) -> None:
+    pane = service.spawn(shell="bash")
+    wait_for(lambda: service.panes()[pane]["shell_state"] == "prompt", what="the prompt")
+    service.call("SendInput", "tay", [pane, b"sleep 600\r"])
+    wait_for(lambda: service.panes()[pane]["shell_state"] == "command", what="sleep running")
+    path, _ = service.call("Snapshot")
+    (record,) = json.loads(Path(path).read_text())["panes"]
+    assert record["replay"] is None
+    assert record["checkpoint"] is None
+
+
+def test_the_allowlist_replays_named_programs(dbus_daemon: DBusDaemon, tmp_root: Path) -> None:
+    service = Service(
+        tmp_root, bus_address=dbus_daemon.address, config='replay_commands = ["sleep"]\n'
+    ).start()
+    try:
+        pane = service.spawn(shell="bash")
+        wait_for(lambda: service.panes()[pane]["shell_state"] == "prompt", what="the prompt")
+        service.call("SendInput", "tay", [pane, b"sleep 600\r"])
+        wait_for(lambda: service.panes()[pane]["shell_state"] == "command", what="sleep running")
+        path, _ = service.call("Snapshot")
+        (record,) = json.loads(Path(path).read_text())["panes"]
+        assert record["replay"] == "sleep 600"
+        assert record["checkpoint"] is None  # replayed, with nothing to hand back
+    finally:
+        service.stop()

@@ -27,6 +27,7 @@ from mux.panes.handover import EndpointRecord, PaneRecord
 from mux.panes.ledger import SpawnRecord
 from mux.panes.process import set_window_size
 from mux.panes.proctree import ProcessTree, working_directory
+from mux.panes.replay import CommandReplay, Step, replayable
 from mux.panes.shell_integration import remove_directory
 from mux.protocol.errors import InvalidArgument, MuxError, PreconditionFailed, Unavailable
 from mux.protocol.names import CwdSource
@@ -109,6 +110,7 @@ class Pane:
         # application's last durable checkpoint (None: none, or cleared).
         self.endpoint: Endpoint | None = None
         self.checkpoint_generation: int | None = None
+        self.replay: CommandReplay | None = None  # a restored shell's command to type again
         # The shell's state from its OSC 133 markers: "prompt", "command" or "" (unknown).
         self.shell_state = ""
         self.last_command: str | None = None
@@ -354,6 +356,8 @@ class Pane:
             self._on_marker(event)
 
     def _on_marker(self, marker: ShellMarker) -> None:
+        if self.replay is not None:
+            self._replay_step(self.replay.marker(marker.kind))
         if marker.kind in ("A", "B"):
             self.shell_state = "prompt"
         elif marker.kind == "C":
@@ -362,6 +366,29 @@ class Pane:
             self.last_command_status = None
         elif marker.kind == "D":
             self.last_command_status = marker.status
+
+    def _replay_step(self, step: Step | None) -> None:
+        replay = self.replay
+        if step is Step.TYPE and replay is not None:
+            with contextlib.suppress(MuxError):
+                self.send_input(replay.command.encode() + b"\r")
+        elif step is Step.WITHDRAW:
+            self.replay = None
+            if self.endpoint is not None:
+                self.endpoint.withdraw_offer()
+
+    def snapshot_replay(self, allowlist: Sequence[str]) -> tuple[str, int | None] | None:
+        """(command line, checkpoint generation) to replay at restore, if any."""
+        replay = self.replay
+        if replay is not None and replay.pending:
+            return replay.command, replay.checkpoint_generation
+        if self.shell_state != "command" or self.launch.kind is not LaunchKind.SHELL:
+            return None
+        checkpointed = self.checkpoint_generation is not None
+        if not replayable(self.last_command, checkpointed, allowlist):
+            return None
+        assert self.last_command is not None
+        return self.last_command, self.checkpoint_generation
 
     def observe_cwd(self, observation: CwdObservation) -> None:
         current = CwdObservation(

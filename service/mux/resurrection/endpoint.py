@@ -190,6 +190,13 @@ class Endpoint:
         self.frozen = True
         await self._idle.wait()
 
+    def withdraw_offer(self) -> None:
+        """The user has moved on (a later prompt or command): no later hello gets the
+        reference, and the connections made so far are dropped."""
+        self.offer = None
+        for connection in list(self._connections):
+            connection.close()
+
     def stop(self, why: str) -> None:
         """No more requests: every connection is closed, new ones are refused."""
         if not self.stopped:

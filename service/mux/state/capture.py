@@ -7,9 +7,10 @@ created, with equal shares; the focused pane is the most recently created one
 """
 
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from mux.panes.pane import Pane
+from mux.protocol.spawn_options import LaunchKind
 from mux.state.schema import (
     CheckpointRef,
     CwdRecord,
@@ -20,7 +21,14 @@ from mux.state.schema import (
 )
 
 
-def pane_snapshot(pane: Pane) -> PaneSnapshot:
+def pane_snapshot(pane: Pane, replay_allowlist: Sequence[str] = ()) -> PaneSnapshot:
+    """A shell pane's checkpoint is only kept with the command to replay: without it,
+    whoever started next at the prompt would be handed someone else's state."""
+    generation = pane.checkpoint_generation
+    replay = None
+    if pane.launch.kind is LaunchKind.SHELL:
+        replayed = pane.snapshot_replay(replay_allowlist)
+        replay, generation = replayed if replayed is not None else (None, None)
     return PaneSnapshot(
         id=pane.id,
         kind=pane.launch.kind,
@@ -34,10 +42,11 @@ def pane_snapshot(pane: Pane) -> PaneSnapshot:
         cols=pane.cols,
         invocation=pane.launch.invocation,
         checkpoint=(
-            CheckpointRef(invocation=pane.launch.invocation, generation=pane.checkpoint_generation)
-            if pane.checkpoint_generation is not None
+            CheckpointRef(invocation=pane.launch.invocation, generation=generation)
+            if generation is not None
             else None
         ),
+        replay=replay,
     )
 
 
@@ -62,6 +71,7 @@ def capture_session(
     panes: Iterable[Pane],
     generation: int,
     kept: Iterable[tuple[PaneSnapshot, int]] = (),
+    replay_allowlist: Sequence[str] = (),
 ) -> Session:
     """`kept`: panes that could not be restored, (snapshot, window id), saved as they
     were so that they can be repaired, each in a window of its own."""
@@ -70,7 +80,9 @@ def capture_session(
     for pane in live:
         windows.setdefault(pane.window, []).append(pane)
     saved_windows = [window_snapshot(w, windows[w]) for w in sorted(windows)]
-    saved_panes = [pane_snapshot(pane) for pane in sorted(live, key=lambda p: p.id)]
+    saved_panes = [
+        pane_snapshot(pane, replay_allowlist) for pane in sorted(live, key=lambda p: p.id)
+    ]
     for snapshot, window in kept:
         node = LayoutNode(id=1, kind="pane", pane=snapshot.id)
         saved_windows.append(

@@ -11,6 +11,7 @@ import os
 import time
 from dataclasses import dataclass
 
+from mux.panes.replay import CommandReplay
 from mux.panes.table import PaneTable
 from mux.protocol.errors import MuxError
 from mux.protocol.spawn_options import LaunchKind, SpawnRequest
@@ -90,6 +91,8 @@ def restore_session(table: PaneTable, session: Session, home: str) -> list[Resto
                 notes.append(f"mux: {cwd} no longer exists; started in {home} instead")
                 cwd = home
             offer = _checkpoint_offer(table, saved, notes)
+            if saved.replay is not None:
+                notes.append(f"mux: typing again at the first prompt: {saved.replay}")
             try:
                 pane = table.spawn(
                     _request(saved, cwd, new_window), notice="\r\n".join(notes), offer=offer
@@ -100,6 +103,9 @@ def restore_session(table: PaneTable, session: Session, home: str) -> list[Resto
                 kept = saved.model_copy(update={"id": table.ids.new_pane_id()})
                 problems.append(RestoreProblem(kept, table.ids.new_window_id(), reason))
                 continue
+            if saved.replay is not None and pane.launch.kind is LaunchKind.SHELL:
+                generation = saved.checkpoint.generation if saved.checkpoint else None
+                pane.replay = CommandReplay(saved.replay, generation)
             if not saved.title_explicit:
                 pane.title = saved.title
             new_window = pane.window

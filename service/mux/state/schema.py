@@ -55,6 +55,9 @@ class PaneSnapshot(_Model):
     cols: int = Field(ge=1, le=MAX_COLS)
     invocation: str  # opaque identity of this launch (application-resurrection)
     checkpoint: CheckpointRef | None = None
+    # A shell pane: the command line its foreground application was started with, to
+    # be typed again at the restored shell's first prompt (checkpointed or allowlisted).
+    replay: str | None = None
 
     @model_validator(mode="after")
     def _startable(self) -> "PaneSnapshot":
