@@ -43,8 +43,10 @@ class Connection:
         assert reply is not None
         return reply
 
-    async def spawn(self, bind: bool = True) -> tuple[int, bytes]:
-        options = {"argv": Variant("as", ["sleep", "600"])}
+    async def spawn(
+        self, bind: bool = True, argv: tuple[str, ...] = ("sleep", "600")
+    ) -> tuple[int, bytes]:
+        options = {"argv": Variant("as", list(argv))}
         if bind:
             options["bind_instance"] = Variant("b", True)
         reply = await self.call("Spawn", "a{sv}", options)
@@ -266,3 +268,26 @@ def test_a_read_racing_a_kill_never_both_succeed(service: Service) -> None:
         assert outcomes["read"] and outcomes["killed"], outcomes
 
     run(service, test)
+
+
+def test_an_application_connected_to_its_endpoint_is_a_resource_the_kill_would_close(
+    service: Service,
+) -> None:
+    import sys
+
+    notes = (sys.executable, "-m", "mux.demo.notes")
+
+    async def test(conns: list[Connection]) -> None:
+        (spawner,) = conns
+        pane, token = await spawner.spawn(argv=notes)
+        # The spawner's own reads do not count: it watches for the app's hello.
+        deadline = asyncio.get_running_loop().time() + 15
+        while "a fresh start" not in "\n".join(
+            (await spawner.call("GetScreen", "t", pane)).body[0]
+        ):
+            assert asyncio.get_running_loop().time() < deadline, "the application never said hello"
+            await asyncio.sleep(0.02)  # poll interval
+        refused(await spawner.kill_if(pane, token, UNATTACHED), UNATTACHED, "resurrection")
+        assert await spawner.alive(pane)
+
+    run(service, test, n=1)

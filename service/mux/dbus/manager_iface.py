@@ -124,7 +124,10 @@ class ManagerInterface(ServiceInterface):
     @replies_with_dbus_errors
     def KillIf(self, pane_id: T, instance: AY, conditions: AS) -> None:
         pane = self.table.get(pane_id)
+        # Resources the kill would close: attached terminals, an application's connection.
         attached = self._attach.clients_of(pane) if self._attach is not None else 0
+        if pane.endpoint is not None:
+            attached += pane.endpoint.registrations
         self.table.kill_if(pane_id, bytes(instance), list(conditions), attached)
 
     @dbus_method()

@@ -231,7 +231,10 @@ class PaneTable:
         if record.used_by_others:
             raise refuse(f"pane {pane.id} has been attached to or used by another client")
         if attached_clients:
-            raise refuse(f"pane {pane.id} has {attached_clients} attached client(s)")
+            raise refuse(
+                f"pane {pane.id} has {attached_clients} open connection(s): attached "
+                "terminals, or an application's resurrection client"
+            )
 
     def most_recently_used(self, excluding: Pane | None = None) -> Pane:
         """The running pane a client used last (spawn, attach, typing)."""

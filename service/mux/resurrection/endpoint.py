@@ -154,6 +154,11 @@ class Endpoint:
         )
         task.add_done_callback(lambda _task: None)
 
+    @property
+    def registrations(self) -> int:
+        """Connections whose hello was accepted (an application talking to mux)."""
+        return sum(1 for connection in self._connections if connection.registered)
+
     def forget(self, connection: "_Connection") -> None:
         self._connections.discard(connection)
 
@@ -228,6 +233,10 @@ class _Connection(asyncio.Protocol):
         self._worker: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._closed = False
+
+    @property
+    def registered(self) -> bool:
+        return self._application is not None and not self._closed
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
