@@ -9,7 +9,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -57,17 +56,30 @@ def test_repaint_shows_the_screen_colours_cursor_and_alternate_screen(service: S
 
 
 def test_nothing_lost_or_repeated_between_the_repaint_and_the_stream(service: Service) -> None:
-    # The pane counts without pause while clients attach, one after another.
+    # The pane counts without pause while clients attach, one after another. It prints
+    # 0 once its echo is off, then waits for a line before it counts from 1.
     count = 60000
-    counter = f"import os\nfor i in range(1, {count + 1}): os.write(1, b'%d\\n' % i)\n"
-    pane = service.spawn(
-        [sys.executable, "-c", f"import time; time.sleep(0.3)\n{counter}"], rows=8, cols=20
+    counter = (
+        "import os, sys, termios\n"
+        "mode = termios.tcgetattr(0); mode[3] &= ~termios.ECHO\n"
+        "termios.tcsetattr(0, termios.TCSANOW, mode)\n"
+        "os.write(1, b'0\\n'); sys.stdin.readline()\n"
+        f"for i in range(1, {count + 1}): os.write(1, b'%d\\n' % i)\n"
     )
-    clients = []
-    for _ in range(4):
+    pane = service.spawn([sys.executable, "-c", counter], rows=8, cols=20)
+    service.wait_screen(pane, "0")
+    clients = [connect(service)]
+    clients[0].attach(pane)
+    service.call("SendInput", "tay", [pane, b"go\r"])
+    for _ in range(3):
+        # The next one attaches once the count has moved on for the previous one.
+        previous = clients[-1]
+        previous.wait_until(
+            lambda c=previous: any(isinstance(f, proto.Output) for f in c.frames),  # type: ignore[misc]
+            "the count moving on",
+        )
         clients.append(connect(service))
         clients[-1].attach(pane)
-        time.sleep(0.05)  # spread the attaches over the count
     for client in clients:
         client.wait_for(proto.Exited, timeout=60)
     for client in clients:
@@ -84,7 +96,7 @@ def test_nothing_lost_or_repeated_between_the_repaint_and_the_stream(service: Se
         stream = (rows[cursor.row][: cursor.col] + later.decode()).split("\r\n")
         assert stream[-1] == ""
         numbers = [int(n) for n in stream[:-1]]
-        first = complete[-1] + 1 if complete else 1
+        first = complete[-1] + 1 if complete else 0
         assert numbers == list(range(first, count + 1)), "a gap or a repeat at the attach"
 
 
