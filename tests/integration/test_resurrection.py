@@ -323,3 +323,21 @@ def test_the_allowlist_replays_named_programs(dbus_daemon: DBusDaemon, tmp_root:
         assert record["checkpoint"] is None  # replayed, with nothing to hand back
     finally:
         service.stop()
+
+
+def test_a_replay_still_waiting_survives_an_upgrade(service: Service) -> None:
+    pane = service.spawn(shell="bash")
+    wait_for(lambda: service.panes()[pane]["shell_state"] == "prompt", what="the prompt")
+    assert service.process is not None
+    service.process.terminate()
+    service.process.wait(timeout=30)
+    # A shell without integration (no prompt marker will ever come) with a replay to do.
+    session_file = service.state / "mux" / "session.json"
+    saved = json.loads(session_file.read_text())
+    saved["panes"][0].update(argv=["/bin/sh"], program="/bin/sh", replay="sleep 600")
+    session_file.write_text(json.dumps(saved))
+    service.start()
+    service.muxctl("upgrade", check=True)
+    path, _ = service.call("Snapshot")
+    (record,) = json.loads(Path(path).read_text())["panes"]
+    assert record["replay"] == "sleep 600"  # still to be typed at the first prompt

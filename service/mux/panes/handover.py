@@ -46,6 +46,7 @@ class PaneRecord(_Record):
     used_by_others: bool = False
     endpoint: EndpointRecord | None = None
     checkpoint_generation: int | None = None
+    replay: tuple[str, int | None, str] | None = None  # command, checkpoint generation, phase
     title: str
     title_explicit: bool
     running: bool

@@ -165,6 +165,11 @@ class Pane:
             shell_dir=str(self.shell_dir) if self.shell_dir is not None else None,
             endpoint=self._endpoint_record(),
             checkpoint_generation=self.checkpoint_generation,
+            replay=(
+                (self.replay.command, self.replay.checkpoint_generation, self.replay.phase)
+                if self.replay is not None
+                else None
+            ),
             spawned_by=self.spawn_record.spawner if self.spawn_record else None,
             used_by_others=self.spawn_record.used_by_others if self.spawn_record else False,
             title=self.title,
@@ -235,6 +240,8 @@ class Pane:
             pane.cwd_captured_at = record.cwd_captured_at
         if record.shell_dir is not None:
             pane.shell_dir = Path(record.shell_dir)
+        if record.replay is not None:
+            pane.replay = CommandReplay.resumed(*record.replay)
         if record.spawned_by is not None:
             # The ledger goes on across an upgrade: clients keep their bus
             # connections (and unique names) through it, and nothing can use a

@@ -38,6 +38,19 @@ class CommandReplay:
         self._phase = _Phase.WAITING
 
     @property
+    def phase(self) -> str:
+        """For the handover across an upgrade."""
+        return self._phase.name
+
+    @classmethod
+    def resumed(
+        cls, command: str, checkpoint_generation: int | None, phase: str
+    ) -> "CommandReplay":
+        replay = cls(command, checkpoint_generation)
+        replay._phase = _Phase[phase]
+        return replay
+
+    @property
     def pending(self) -> bool:
         """Not yet running: a snapshot taken now must keep the replay as it was."""
         return self._phase is not _Phase.RUNNING
