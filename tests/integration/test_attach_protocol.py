@@ -433,3 +433,14 @@ def test_open_attach_racing_a_kill_ends_with_pane_closed(service: Service) -> No
             error = client.wait_for(proto.Error)
             assert error == proto.Error("PaneClosed", f"pane {pane} was closed")
             client.wait_closed()
+
+
+def test_the_repaint_sets_mouse_and_bracketed_paste_again(service: Service) -> None:
+    pane = service.spawn(["sh", "-c", r"printf '\033[?1002;1006h\033[?2004hset'; exec cat"])
+    service.wait_screen(pane, "set")
+    client = connect(service)
+    client.attach(pane)
+    repaint = client.wait_for(proto.Repaint).data
+    for mode in (b"1002", b"1006", b"2004"):
+        assert b"\x1b[?" + mode + b"h" in repaint
+    assert b"\x1b[?1000l" in repaint  # and the ones the program left off are off

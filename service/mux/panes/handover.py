@@ -47,6 +47,7 @@ class PaneRecord(_Record):
     endpoint: EndpointRecord | None = None
     checkpoint_generation: int | None = None
     replay: tuple[str, int | None, str] | None = None  # command, checkpoint generation, phase
+    modes: list[int] = []  # terminal modes the repaint sets again (mouse, bracketed paste)
     title: str
     title_explicit: bool
     running: bool

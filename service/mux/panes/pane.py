@@ -34,6 +34,7 @@ from mux.protocol.names import CwdSource
 from mux.protocol.osc import CwdReport, OscEvent, OscScanner, ShellMarker, TitleChange
 from mux.protocol.spawn_options import LaunchKind
 from mux.resurrection.endpoint import Endpoint
+from mux.terminal.modes import ModeTracker
 from mux.terminal.queries import answer, find_queries
 from mux.terminal.screen import Screen
 from mux.terminal.scrollback import Scrollback
@@ -116,6 +117,7 @@ class Pane:
         self.last_command: str | None = None
         self.last_command_status: int | None = None
         self._osc = OscScanner(local_hosts)
+        self.modes = ModeTracker()
         self.title = title
         self.title_explicit = title_explicit
         self.state = PaneState.RUNNING
@@ -165,6 +167,7 @@ class Pane:
             shell_dir=str(self.shell_dir) if self.shell_dir is not None else None,
             endpoint=self._endpoint_record(),
             checkpoint_generation=self.checkpoint_generation,
+            modes=sorted(self.modes.enabled),
             replay=(
                 (self.replay.command, self.replay.checkpoint_generation, self.replay.phase)
                 if self.replay is not None
@@ -240,6 +243,7 @@ class Pane:
             pane.cwd_captured_at = record.cwd_captured_at
         if record.shell_dir is not None:
             pane.shell_dir = Path(record.shell_dir)
+        pane.modes = ModeTracker(frozenset(record.modes))
         if record.replay is not None:
             pane.replay = CommandReplay.resumed(*record.replay)
         if record.spawned_by is not None:
@@ -328,6 +332,7 @@ class Pane:
             sink(data)
         for event in self._osc.feed(data):
             self._on_osc(event)
+        self.modes.feed(data)
         if not self._sinks:  # an attached client's terminal answers for itself
             data = self._answer_queries(data)
         self._pending_emulation.append(data)
@@ -444,7 +449,8 @@ class Pane:
         self.catch_up_screen()
         # The first bytes of a character the program has not finished writing
         # belong after the repaint: the stream goes on with the rest of it.
-        return self.screen.repaint().encode() + self.screen.undecoded_bytes()
+        repaint = self.screen.repaint().encode() + self.modes.sequence()
+        return repaint + self.screen.undecoded_bytes()
 
     def hibernate_screen_if_idle_since(self, cutoff: float) -> bool:
         # An attached client may need a repaint at any moment: keep its emulator.

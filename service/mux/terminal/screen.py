@@ -32,8 +32,8 @@ FEED_SLICE_CHARS = 16384
 # screen (1047: without restoring a saved cursor), reset the pen, the scroll
 # region, origin/insert/wrap modes, cursor visibility, cursor-key and keypad
 # modes and the G0 charset, then clear and home. Mouse reporting, bracketed
-# paste and focus events are left alone: avt does not track them, and the live
-# stream set them on this terminal.
+# paste and focus events, which avt does not track, the pane adds itself
+# (mux.terminal.modes).
 REPAINT_RESET = (
     "\x1b[?1047l\x1b[0m\x1b[r\x1b[?6l\x1b[4l\x1b[?7h\x1b[?25h\x1b[?1l\x1b>\x1b(B\x1b[H\x1b[2J"
 )

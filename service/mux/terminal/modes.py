@@ -1,0 +1,40 @@
+"""The terminal modes a repaint must set again that the emulator does not keep: mouse
+reporting, bracketed paste and focus events; no I/O.
+
+A program turns them on once (vim with `mouse=a`, a shell with bracketed paste);
+a terminal that attaches later would otherwise never hear of it. A sequence
+split across two reads is not seen (rare: a program writes the few bytes of a
+mode change at once).
+"""
+
+import re
+
+# DECSET/DECRST numbers kept: X10 and normal/button/any-event mouse tracking, the
+# UTF-8, SGR and urxvt mouse encodings, focus events, bracketed paste.
+TRACKED = (9, 1000, 1002, 1003, 1005, 1006, 1015, 1004, 2004)
+_SET_OR_RESET = re.compile(rb"\x1b\[\?([0-9;]+)([hl])")
+
+
+class ModeTracker:
+    def __init__(self, enabled: frozenset[int] = frozenset()) -> None:
+        self.enabled = set(enabled)
+
+    def feed(self, data: bytes) -> None:
+        if b"\x1b[?" not in data:
+            return
+        for match in _SET_OR_RESET.finditer(data):
+            on = match.group(2) == b"h"
+            for number in match.group(1).split(b";"):
+                if number.isdigit() and int(number) in TRACKED:
+                    mode = int(number)
+                    if on:
+                        self.enabled.add(mode)
+                    else:
+                        self.enabled.discard(mode)
+
+    def sequence(self) -> bytes:
+        """Every tracked mode set as the program left it (off ones reset: the terminal
+        may have had them on from another pane)."""
+        return b"".join(
+            b"\x1b[?%d%s" % (mode, b"h" if mode in self.enabled else b"l") for mode in TRACKED
+        )
