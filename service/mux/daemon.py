@@ -22,7 +22,7 @@ from mux.config import ConfigError, Settings, load_settings
 from mux.init.fds import make_inherited_fds_close_on_exec
 from mux.init.notify import Supervisor
 from mux.init.upgrade import BLOCKED_ACROSS_EXEC
-from mux.instance_lock import AlreadyLocked, take_instance_lock
+from mux.instance_lock import AlreadyLocked, take_instance_lock, take_state_lock
 from mux.paths import Paths, RuntimeDirError, ensure_runtime_dir, resolve_paths
 from mux.protocol.errors import Unavailable
 from mux.protocol.exit_status import EX_ALREADY_RUNNING, EX_CONFIG, EX_UNAVAILABLE
@@ -58,8 +58,12 @@ class AlreadyRunning(StartupError):
 
 
 def _take_instance_lock(paths: Paths) -> IO[bytes]:
+    return _take_lock(take_instance_lock, paths)
+
+
+def _take_lock(take: "Callable[[Paths], IO[bytes]]", paths: Paths) -> IO[bytes]:
     try:
-        return take_instance_lock(paths)
+        return take(paths)
     except AlreadyLocked as e:
         raise AlreadyRunning(str(e)) from None
 
@@ -70,12 +74,17 @@ ATTACH_FAREWELL_SECONDS = 1.0
 
 class Daemon:
     def __init__(
-        self, settings: Settings, paths: Paths, lock: IO[bytes], resume: "Handover | None"
+        self,
+        settings: Settings,
+        paths: Paths,
+        locks: tuple[IO[bytes], IO[bytes]],
+        resume: "Handover | None",
     ) -> None:
+        """`locks`: the instance lock (runtime dir) and the state-directory lock."""
         self.settings = settings
         self.paths = paths
         self.supervisor = Supervisor()
-        self._lock = lock
+        self._lock, self._state_lock = locks
         self._resume = resume
         self._private_bus: Reapable | None = None
         self._attach: AttachListener | None = None
@@ -351,6 +360,7 @@ class Daemon:
             generation=self._generation + 1,
             snapshot_generation=self._autosaver.generation,
             lock_fd=self._lock.fileno(),
+            state_lock_fd=self._state_lock.fileno(),
             attach_fd=self._attach.socket.fileno() if self._attach is not None else None,
             attach_owned_path=self._attach.owned_path if self._attach is not None else None,
             private_bus_pid=self._private_bus.pid if self._private_bus is not None else None,
@@ -393,7 +403,8 @@ class Daemon:
             # after the state was captured.
             table.end_closing_sessions()
             handover = self._handover(table)
-            keep = [self._lock.fileno(), *(p.master_fd for p in table if p.master_fd is not None)]
+            keep = [self._lock.fileno(), self._state_lock.fileno()]
+            keep += [p.master_fd for p in table if p.master_fd is not None]
             keep += [p.endpoint.fileno() for p in table if p.endpoint is not None]
             if handover.attach_fd is not None:
                 keep.append(handover.attach_fd)
@@ -698,7 +709,8 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
     )
     resume: Handover | None = None
-    lock: IO[bytes]
+    lock: IO[bytes] | None = None
+    state_lock: IO[bytes] | None = None
     try:
         if resume_fd is not None:
             from mux.init.upgrade import UpgradeError, read_handover
@@ -708,10 +720,14 @@ def main(argv: list[str] | None = None) -> int:
             except UpgradeError as e:
                 raise StartupError(str(e)) from None
             lock = os.fdopen(resume.lock_fd, "ab")  # still locked: the same open file
+            if resume.state_lock_fd is not None:
+                state_lock = os.fdopen(resume.state_lock_fd, "ab")
             make_inherited_fds_close_on_exec()
         else:
             ensure_runtime_dir(paths)
             lock = _take_instance_lock(paths)
+        if state_lock is None:
+            state_lock = _take_lock(take_state_lock, paths)
     except RuntimeDirError as e:
         print(f"muxd: {e}", file=sys.stderr)
         return EX_UNAVAILABLE
@@ -721,10 +737,15 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as e:
         print(f"muxd: cannot prepare {paths.runtime}: {e.strerror}", file=sys.stderr)
         return EX_UNAVAILABLE
+    finally:
+        if state_lock is None and lock is not None:
+            lock.close()  # refused: the instance lock goes with it
+    assert lock is not None and state_lock is not None
     try:
-        return asyncio.run(Daemon(settings, paths, lock, resume).run())
+        return asyncio.run(Daemon(settings, paths, (lock, state_lock), resume).run())
     except StartupError as e:
         print(f"muxd: {e}", file=sys.stderr)
         return e.exit_status
     finally:
         lock.close()
+        state_lock.close()

@@ -31,6 +31,26 @@ def take_instance_lock(paths: Paths) -> IO[bytes]:
     return lock
 
 
+def take_state_lock(paths: Paths) -> IO[bytes]:
+    """One muxd per state directory too: two muxd with different runtime directories
+    (XDG_RUNTIME_DIR set differently) would otherwise write the same session file."""
+    paths.state.mkdir(mode=0o700, parents=True, exist_ok=True)
+    lock = open(paths.state / "muxd.lock", "ab")  # noqa: SIM115 (held for the process lifetime)
+    try:
+        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        lock.close()
+        message = (
+            f"another muxd already uses the state directory {paths.state} "
+            "(with another runtime directory); two would overwrite each other's session"
+        )
+        raise AlreadyLocked(message) from None
+    lock.truncate(0)
+    lock.write(f"{os.getpid()}\n".encode())
+    lock.flush()
+    return lock
+
+
 def holder_alive(paths: Paths) -> bool:
     """Whether the muxd named in the lock file still runs (a best guess, for waiting)."""
     try:

@@ -10,6 +10,8 @@ import asyncio
 import os
 import signal
 import socket
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
@@ -459,3 +461,26 @@ def test_closing_ends_a_foreground_job_that_ignores_hangup(tmp_root: Path, how: 
         wait_gone(shell_pid, timeout=10)
     finally:
         svc.stop()
+
+
+def test_a_second_muxd_on_the_same_state_directory_is_refused(service: Service) -> None:
+    """Another runtime directory (another XDG_RUNTIME_DIR) but the same state: refused,
+    before it could overwrite the first one's session."""
+    other_runtime = service.root / "run2"
+    other_runtime.mkdir(mode=0o700)
+    env = dict(service.env, XDG_RUNTIME_DIR=str(other_runtime))
+    env.pop("DBUS_SESSION_BUS_ADDRESS", None)  # it would start its own bus, were it allowed
+    result = subprocess.run(
+        [sys.executable, "-m", "mux"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=False,
+        cwd="/",
+    )
+    assert result.returncode == 75, result.stderr
+    assert "another muxd already uses the state directory" in result.stderr
+    # The first one still serves, unaffected.
+    pane = service.spawn(["sh", "-c", "echo still-here; exec cat"])
+    service.wait_screen(pane, "still-here")

@@ -52,6 +52,7 @@ class Handover(BaseModel):
     generation: int  # how many upgrades this service has been through
     snapshot_generation: int  # the last snapshot written
     lock_fd: int
+    state_lock_fd: int | None = None  # absent from a muxd before the state-directory lock
     attach_fd: int | None
     attach_owned_path: str | None  # where muxd bound it itself, to remove at stop
     private_bus_pid: int | None
