@@ -135,3 +135,37 @@ def test_a_refused_session_is_visible_and_generations_go_on(tmp_root: Path) -> N
         assert generation == 42, "generations only grow, even past a refused file"
     finally:
         svc.stop()
+
+
+def test_a_program_that_outlived_a_killed_muxd_is_not_started_twice(tmp_root: Path) -> None:
+    import os
+    import signal
+
+    svc = Service(tmp_root, bus_address=None).start()
+    orphan = 0
+    try:
+        # A program that ignores the hangup survives muxd's death (kill -9).
+        pane = svc.spawn(["sh", "-c", "trap '' HUP; echo immune; exec sleep 600"])
+        svc.wait_screen(pane, "immune")
+        orphan = svc.panes()[pane]["pid"]
+        svc.call("Snapshot")
+        assert svc.process is not None
+        svc.process.kill()
+        svc.process.wait(timeout=30)
+        wait_for(lambda: pid_alive(orphan), what="the program outliving muxd")
+        svc.start()
+        assert svc.panes() == {}, "started a second copy"
+        (problems,) = svc.call("ListRestoreProblems")
+        (problem,) = [{k: v.value for k, v in p.items()} for p in problems]
+        assert f"still runs (pid {orphan})" in problem["reason"]
+        # Once it has ended, the next start brings it back (it was kept for that).
+        os.kill(orphan, signal.SIGKILL)
+        wait_for(lambda: not pid_alive(orphan), what="the old program gone")
+        _restart(svc)
+        assert [p["argv"] for p in svc.panes().values()] == [
+            ["sh", "-c", "trap '' HUP; echo immune; exec sleep 600"]
+        ]
+    finally:
+        if orphan and pid_alive(orphan):
+            os.kill(orphan, signal.SIGKILL)
+        svc.stop()

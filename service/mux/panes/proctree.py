@@ -16,6 +16,23 @@ class ProcessInfo:
     pgrp: int
 
 
+def start_ticks(pid: int) -> int | None:
+    """When `pid` started (clock ticks since boot; Linux): with the pid, it names one
+    process for good, pids being reused. None when it cannot be found out."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    if not fields or fields[0] in (b"Z", b"X"):
+        return None  # a zombie is no longer running (nobody may reap orphans here)
+    try:
+        return int(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
 def process_info(pid: int) -> ProcessInfo | None:
     """One process's parent and group (Linux: /proc; elsewhere: /bin/ps); None when it
     cannot be found out."""

@@ -10,6 +10,7 @@ import time
 from collections.abc import Iterable, Sequence
 
 from mux.panes.pane import Pane
+from mux.panes.proctree import start_ticks
 from mux.protocol.spawn_options import LaunchKind
 from mux.state.schema import (
     CheckpointRef,
@@ -47,6 +48,8 @@ def pane_snapshot(pane: Pane, replay_allowlist: Sequence[str] = ()) -> PaneSnaps
             else None
         ),
         replay=replay,
+        pid=pane.pid,
+        start_ticks=start_ticks(pane.pid),
     )
 
 

@@ -11,6 +11,7 @@ import os
 import time
 from dataclasses import dataclass
 
+from mux.panes.proctree import start_ticks
 from mux.panes.replay import CommandReplay
 from mux.panes.table import PaneTable
 from mux.protocol.errors import MuxError
@@ -73,6 +74,12 @@ def _checkpoint_offer(table: PaneTable, saved: PaneSnapshot, notes: list[str]) -
     return None
 
 
+def _still_running(saved: PaneSnapshot) -> bool:
+    if saved.pid is None or saved.start_ticks is None:
+        return False
+    return start_ticks(saved.pid) == saved.start_ticks
+
+
 def restore_session(table: PaneTable, session: Session, home: str) -> list[RestoreProblem]:
     saved_at = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(session.saved_at))
     panes = {pane.id: pane for pane in session.panes}
@@ -83,6 +90,15 @@ def restore_session(table: PaneTable, session: Session, home: str) -> list[Resto
         for pane_id in order:
             assert pane_id is not None
             saved = panes[pane_id]
+            if _still_running(saved):
+                reason = (
+                    f"it still runs (pid {saved.pid}) from before mux stopped; it was not "
+                    "started a second time"
+                )
+                log.error("pane %d (%s) was not restored: %s", saved.id, saved.argv[0], reason)
+                kept = saved.model_copy(update={"id": table.ids.new_pane_id()})
+                problems.append(RestoreProblem(kept, table.ids.new_window_id(), reason))
+                continue
             notes = [
                 f"mux: restored from the snapshot of {saved_at}: a new process, not the old one"
             ]

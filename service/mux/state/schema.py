@@ -58,6 +58,10 @@ class PaneSnapshot(_Model):
     # A shell pane: the command line its foreground application was started with, to
     # be typed again at the restored shell's first prompt (checkpointed or allowlisted).
     replay: str | None = None
+    # The program as it ran (pid and start time, Linux): if it still runs at restore
+    # (mux was killed and the program ignored the hangup), it is not started twice.
+    pid: int | None = None
+    start_ticks: int | None = None
 
     @model_validator(mode="after")
     def _startable(self) -> "PaneSnapshot":
