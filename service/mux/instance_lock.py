@@ -7,6 +7,7 @@ it reads the pid instead.
 
 import fcntl
 import os
+from pathlib import Path
 from typing import IO
 
 from mux.paths import Paths
@@ -18,32 +19,28 @@ class AlreadyLocked(Exception):
 
 def take_instance_lock(paths: Paths) -> IO[bytes]:
     """Lock and keep the returned file open for as long as this muxd runs."""
-    lock = open(paths.lock_file, "ab")  # noqa: SIM115 (held for the process lifetime)
-    try:
-        fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        lock.close()
-        message = f"another muxd is already running for this user ({paths.runtime})"
-        raise AlreadyLocked(message) from None
-    lock.truncate(0)
-    lock.write(f"{os.getpid()}\n".encode())
-    lock.flush()
-    return lock
+    message = f"another muxd is already running for this user ({paths.runtime})"
+    return _hold(paths.lock_file, message)
 
 
 def take_state_lock(paths: Paths) -> IO[bytes]:
     """One muxd per state directory too: two muxd with different runtime directories
     (XDG_RUNTIME_DIR set differently) would otherwise write the same session file."""
     paths.state.mkdir(mode=0o700, parents=True, exist_ok=True)
-    lock = open(paths.state / "muxd.lock", "ab")  # noqa: SIM115 (held for the process lifetime)
+    message = (
+        f"another muxd already uses the state directory {paths.state} "
+        "(with another runtime directory); two would overwrite each other's session"
+    )
+    return _hold(paths.state / "muxd.lock", message)
+
+
+def _hold(path: Path, message: str) -> IO[bytes]:
+    """An exclusive flock on `path`, with our pid written in it; AlreadyLocked(message)."""
+    lock = open(path, "ab")  # noqa: SIM115 (held for the process lifetime)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         lock.close()
-        message = (
-            f"another muxd already uses the state directory {paths.state} "
-            "(with another runtime directory); two would overwrite each other's session"
-        )
         raise AlreadyLocked(message) from None
     lock.truncate(0)
     lock.write(f"{os.getpid()}\n".encode())

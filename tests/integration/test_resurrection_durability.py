@@ -38,7 +38,7 @@ class ThisProcess:
 
 def endpoint(tmp_path: Path, store: CheckpointStore) -> tuple[Endpoint, ThisProcess]:
     loop = asyncio.get_running_loop()
-    made = Endpoint(
+    made = Endpoint.open(
         tmp_path / "launch", loop, store, invocation=INVOCATION, offer="old", shell_launch=False
     )
     launch = ThisProcess()

@@ -12,6 +12,7 @@ import os
 import socket
 from collections.abc import Sequence
 
+from mux.accepting import serve
 from mux.attach.session import AttachSession
 from mux.panes.pane import Pane
 from mux.panes.table import PaneTable
@@ -48,18 +49,12 @@ class AttachHub:
         session = AttachSession(self, peer_pid, self._buffer_limit, attach_to, user)
         self._sessions.add(session)
         self._all_closed.clear()
-        task = self._loop.create_task(
-            self._loop.connect_accepted_socket(lambda: session, sock=conn)
-        )
-        self._starting.add(task)
-        task.add_done_callback(lambda task: self._started(task, session))
 
-    def _started(self, task: "asyncio.Task[object]", session: AttachSession) -> None:
-        self._starting.discard(task)
-        error = "cancelled" if task.cancelled() else task.exception()
-        if error is not None:
+        def failed(error: BaseException | str) -> None:
             log.warning("an attach connection could not be set up: %s", error)
             self.forget(session)
+
+        serve(self._loop, conn, session, self._starting, failed)
 
     def open_attached(self, pane_id: int, user: str | None = None) -> socket.socket:
         """The client's end of a new socket pair whose other end is attached to the pane

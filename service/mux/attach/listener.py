@@ -12,7 +12,7 @@ import os
 import socket
 from typing import TYPE_CHECKING
 
-from mux.peercred import PeerUnknown, peer_credentials
+from mux.accepting import accept_with_credentials
 
 if TYPE_CHECKING:
     from mux.attach.hub import AttachHub
@@ -34,27 +34,15 @@ class AttachListener:
         loop.add_reader(sock.fileno(), self._accept)
 
     def _accept(self) -> None:
-        try:
-            conn, _ = self.socket.accept()
-        except (BlockingIOError, InterruptedError):
+        accepted = accept_with_credentials(self.socket, "an attach")
+        if accepted is None:
             return
-        except OSError as e:
-            log.warning("accepting an attach connection failed: %s", e.strerror)
-            return
-        try:
-            peer = peer_credentials(conn)
-        except PeerUnknown as e:
-            log.warning("attach connection refused: %s", e)
+        conn, peer = accepted
+        if peer is None or peer.uid != os.getuid() or self.hub is None:
+            if peer is not None and peer.uid != os.getuid():
+                log.warning("attach connection from uid %d (pid %s) refused", peer.uid, peer.pid)
             conn.close()
             return
-        if peer.uid != os.getuid():
-            log.warning("attach connection from uid %d (pid %s) refused", peer.uid, peer.pid)
-            conn.close()
-            return
-        if self.hub is None:
-            conn.close()
-            return
-        conn.setblocking(False)
         self.hub.accept(conn, peer.pid)
 
     def pause(self) -> None:

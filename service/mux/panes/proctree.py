@@ -16,15 +16,21 @@ class ProcessInfo:
     pgrp: int
 
 
+def _stat(pid: int | str) -> list[bytes]:
+    """The fields of /proc/<pid>/stat after the command name (which may hold spaces and
+    parentheses): state, ppid, pgrp, ... OSError when it cannot be read."""
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        stat = f.read()
+    return stat[stat.rfind(b")") + 2 :].split()
+
+
 def start_ticks(pid: int) -> int | None:
     """When `pid` started (clock ticks since boot; Linux): with the pid, it names one
     process for good, pids being reused. None when it cannot be found out."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
+        fields = _stat(pid)
     except OSError:
         return None
-    fields = stat[stat.rfind(b")") + 2 :].split()
     if not fields or fields[0] in (b"Z", b"X"):
         return None  # a zombie is no longer running (nobody may reap orphans here)
     try:
@@ -37,15 +43,13 @@ def process_info(pid: int) -> ProcessInfo | None:
     """One process's parent and group (Linux: /proc; elsewhere: /bin/ps); None when it
     cannot be found out."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read()
+        fields = _stat(pid)
     except FileNotFoundError:
         if os.path.isdir("/proc/self"):
             return None  # /proc works: the process is gone
         return _process_info_from_ps(pid)
     except OSError:
         return None
-    fields = stat[stat.rfind(b")") + 2 :].split()
     if len(fields) < 3:
         return None
     return ProcessInfo(ppid=int(fields[1]), pgrp=int(fields[2]))
@@ -93,12 +97,9 @@ class ProcessTree:
             if not name.isdigit():
                 continue
             try:
-                with open(f"/proc/{name}/stat", "rb") as f:
-                    stat = f.read()
+                fields = _stat(name)
             except OSError:
                 continue  # gone meanwhile
-            # The command name (field 2) may hold spaces and parentheses: split after it.
-            fields = stat[stat.rfind(b")") + 2 :].split()
             if len(fields) < 3:
                 continue
             processes[int(name)] = ProcessInfo(ppid=int(fields[1]), pgrp=int(fields[2]))

@@ -420,7 +420,7 @@ class PaneTable:
             return None  # (the adapter disabled in configuration wins over the option)
         launch_dirs, store = self.resurrection
         try:
-            return Endpoint(
+            return Endpoint.open(
                 launch_dirs,
                 self._loop,
                 store,

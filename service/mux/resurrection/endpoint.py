@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
-from mux.peercred import PeerUnknown, peer_credentials
+from mux.accepting import accept_with_credentials, serve
 from mux.protocol import resurrection as ar
 from mux.resurrection.checkpoints import CheckpointProblem, CheckpointStore
 from mux.resurrection.ownership import verify_owner
@@ -47,7 +47,8 @@ class Launch(Protocol):
 class Endpoint:
     def __init__(
         self,
-        parent: Path,
+        sock: socket.socket,
+        directory: Path,
         loop: asyncio.AbstractEventLoop,
         store: CheckpointStore,
         *,
@@ -56,17 +57,14 @@ class Endpoint:
         shell_launch: bool,
         hello_seconds: float = HELLO_TIMEOUT_SECONDS,
     ) -> None:
-        """Bound and listening when it returns; OSError if it cannot be made."""
-        self.hello_seconds = hello_seconds
-        parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        os.chmod(parent, 0o700)
-        self.directory = parent / secrets.token_hex(8)
-        self.directory.mkdir(mode=0o700)
-        self.path = self.directory / "socket"
+        """Serve the listening `sock` (bound at `directory`/socket); see `open`, `resumed`."""
+        self.directory = directory
+        self.path = directory / "socket"
         self.store = store
         self.invocation = invocation
         self.offer = offer
         self.shell_launch = shell_launch
+        self.hello_seconds = hello_seconds
         self.launch: Launch | None = None  # set once the program runs
         self.stopped = False
         self.frozen = False  # the final snapshot is being taken: no new request
@@ -75,19 +73,50 @@ class Endpoint:
         self._writes = 0  # checkpoint writes in flight
         self._idle = asyncio.Event()
         self._idle.set()
+        self._socket = sock
+        self._starting: set[asyncio.Task[object]] = set()
+        sock.setblocking(False)
+        loop.add_reader(sock.fileno(), self._accept)
+
+    @classmethod
+    def open(
+        cls,
+        parent: Path,
+        loop: asyncio.AbstractEventLoop,
+        store: CheckpointStore,
+        *,
+        invocation: str,
+        offer: str | None,
+        shell_launch: bool,
+        hello_seconds: float = HELLO_TIMEOUT_SECONDS,
+    ) -> "Endpoint":
+        """A new endpoint in a new private directory under `parent`; OSError if it cannot
+        be made (and nothing is left behind)."""
+        parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(parent, 0o700)
+        directory = parent / secrets.token_hex(8)
+        directory.mkdir(mode=0o700)
         try:
-            self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             old_umask = os.umask(0o177)
             try:
-                self._socket.bind(str(self.path))
+                sock.bind(str(directory / "socket"))
             finally:
                 os.umask(old_umask)
-            self._socket.listen(8)
-            self._socket.setblocking(False)
+            sock.listen(8)
         except OSError:
-            shutil.rmtree(self.directory, ignore_errors=True)
+            shutil.rmtree(directory, ignore_errors=True)
             raise
-        loop.add_reader(self._socket.fileno(), self._accept)
+        return cls(
+            sock,
+            directory,
+            loop,
+            store,
+            invocation=invocation,
+            offer=offer,
+            shell_launch=shell_launch,
+            hello_seconds=hello_seconds,
+        )
 
     # -- graceful upgrade -------------------------------------------------------------
 
@@ -109,50 +138,35 @@ class Endpoint:
     ) -> "Endpoint":
         """The endpoint a previous muxd handed over, on the socket it left open: the
         application's path stays valid across the upgrade."""
-        endpoint = cls.__new__(cls)
-        endpoint.hello_seconds = hello_seconds
-        endpoint.directory = directory
-        endpoint.path = directory / "socket"
-        endpoint.store = store
-        endpoint.invocation = invocation
-        endpoint.offer = offer
-        endpoint.shell_launch = shell_launch
-        endpoint.launch = None
-        endpoint.stopped = False
-        endpoint.frozen = False
-        endpoint._loop = loop
-        endpoint._connections = set()
-        endpoint._writes = 0
-        endpoint._idle = asyncio.Event()
-        endpoint._idle.set()
-        endpoint._socket = socket.socket(fileno=fd)
-        endpoint._socket.set_inheritable(False)
-        endpoint._socket.setblocking(False)
-        loop.add_reader(fd, endpoint._accept)
-        return endpoint
+        sock = socket.socket(fileno=fd)
+        sock.set_inheritable(False)
+        return cls(
+            sock,
+            directory,
+            loop,
+            store,
+            invocation=invocation,
+            offer=offer,
+            shell_launch=shell_launch,
+            hello_seconds=hello_seconds,
+        )
 
     # -- connections ----------------------------------------------------------------
 
     def _accept(self) -> None:
-        try:
-            conn, _ = self._socket.accept()
-        except (BlockingIOError, InterruptedError):
+        accepted = accept_with_credentials(self._socket, "a resurrection")
+        if accepted is None:
             return
-        except OSError as e:
-            log.warning("accepting a resurrection connection failed: %s", e.strerror)
-            return
-        try:
-            peer = peer_credentials(conn)
-            peer_pid, peer_uid = peer.pid, peer.uid
-        except PeerUnknown:
-            peer_pid, peer_uid = None, -1
-        conn.setblocking(False)
-        connection = _Connection(self, peer_pid, peer_uid)
+        conn, peer = accepted
+        # An unknown peer is answered like a stranger (invalid_handshake), never trusted.
+        connection = _Connection(self, *((peer.pid, peer.uid) if peer else (None, -1)))
         self._connections.add(connection)
-        task = self._loop.create_task(
-            self._loop.connect_accepted_socket(lambda: connection, sock=conn)
-        )
-        task.add_done_callback(lambda _task: None)
+
+        def failed(error: BaseException | str) -> None:
+            log.warning("a resurrection connection could not be set up: %s", error)
+            self.forget(connection)
+
+        serve(self._loop, conn, connection, self._starting, failed)
 
     @property
     def registrations(self) -> int:
