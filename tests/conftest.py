@@ -46,3 +46,12 @@ def private_service(tmp_root: Path) -> Iterator[Service]:
     svc = Service(tmp_root, bus_address=None).start()
     yield svc
     svc.stop()
+
+
+@pytest.fixture
+def sampling_service(dbus_daemon: DBusDaemon, tmp_root: Path) -> Iterator[Service]:
+    """A muxd reading panes' working directories from /proc every 0.2 s."""
+    svc = Service(tmp_root, bus_address=dbus_daemon.address, config="cwd_sample_seconds = 0.2\n")
+    svc.start()
+    yield svc
+    svc.stop()

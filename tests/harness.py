@@ -319,6 +319,18 @@ class Service:
             what=f"{needle!r} on the screen of pane {pane_id}",
         )
 
+    def cwd(self, pane_id: int) -> tuple[str, str]:
+        """(Cwd, CwdSource) of a pane, from ListPanes."""
+        info = self.panes()[pane_id]
+        return info["cwd"], info["cwd_source"]
+
+    def cwd_properties(self, pane_id: int) -> str:
+        """The pane object's Cwd and CwdSource as busctl (an independent client) prints them."""
+        path = f"/org/mux/Mux1/pane/{pane_id}"
+        return self.busctl(
+            "get-property", "org.mux.Mux1", path, "org.mux.Mux1.Pane", "Cwd", "CwdSource"
+        ).stdout
+
     def wait_exited(self, pane_id: int, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
         return wait_for(
             lambda: (p := self.panes().get(pane_id)) and p["state"] == "exited" and p,

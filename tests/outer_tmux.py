@@ -38,15 +38,16 @@ class OuterTmux:
             raise AssertionError(f"tmux {' '.join(args)} failed: {result.stderr}")
         return result
 
-    def muxctl_line(self, *args: str) -> str:
+    def muxctl_line(self, *args: str, record: Path | None = None) -> str:
         """A shell command line running muxctl, then saying how it ended and whether the
-        terminal was left in its normal (canonical, echoing) mode."""
+        terminal was left in its normal (canonical, echoing) mode; also into `record`
+        (for a terminal whose screen something else may flood afterwards)."""
         command = shlex.join([sys.executable, "-m", "muxctl", *args])
-        return (
-            f"{command}; echo STATUS=$?; "
-            "stty -a | tr ' ;' '\\n\\n' | grep -xE -- '-?(icanon|echo)' | tr '\\n' ' '; "
-            "echo; exec sleep 600"
-        )
+        modes = "stty -a | tr ' ;' '\\n\\n' | grep -xE -- '-?(icanon|echo)' | tr '\\n' ' '"
+        keep = ""
+        if record is not None:
+            keep = f"{{ echo STATUS=$status; {modes}; }} > {shlex.quote(str(record))}; "
+        return f"{command}; status=$?; echo STATUS=$status; {keep}{modes}; echo; exec sleep 600"
 
     def open(self, command_line: str, rows: int = 30, cols: int = 100) -> str:
         """A new terminal running `command_line`; returns its tmux target."""

@@ -4,31 +4,15 @@ and from the process table, with the precedence of the nested-shell case."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
-from tests.harness import DBusDaemon, Service, wait_for
+from tests.harness import Service, wait_for
 
 OSC7 = r"printf '\033]7;file://%s%s\007' '{host}' '{path}'"
 
 
-@pytest.fixture
-def sampling_service(dbus_daemon: DBusDaemon, tmp_root: Path) -> Iterator[Service]:
-    svc = Service(tmp_root, bus_address=dbus_daemon.address, config="cwd_sample_seconds = 0.2\n")
-    svc.start()
-    yield svc
-    svc.stop()
-
-
-def cwd_of(service: Service, pane: int) -> tuple[str, str]:
-    info = service.panes()[pane]
-    return info["cwd"], info["cwd_source"]
-
-
 def wait_cwd(service: Service, pane: int, expected: tuple[str, str]) -> None:
-    wait_for(lambda: cwd_of(service, pane) == expected, what=f"pane {pane} at {expected}")
+    wait_for(lambda: service.cwd(pane) == expected, what=f"pane {pane} at {expected}")
 
 
 def test_osc_7_and_9_9_are_shell_reports_for_local_hosts(service: Service, tmp_root: Path) -> None:
@@ -46,14 +30,7 @@ def test_osc_7_and_9_9_are_shell_reports_for_local_hosts(service: Service, tmp_r
     pane = service.spawn(["sh", "-c", script])
     wait_cwd(service, pane, ("/tmp", "shell"))
     # The same through an independent client, as the Pane object's properties.
-    props = service.busctl(
-        "get-property",
-        "org.mux.Mux1",
-        f"/org/mux/Mux1/pane/{pane}",
-        "org.mux.Mux1.Pane",
-        "Cwd",
-        "CwdSource",
-    ).stdout
+    props = service.cwd_properties(pane)
     assert '"/tmp"' in props and '"shell"' in props
     service.call("SendInput", "tay", [pane, b"\n"])
     wait_cwd(service, pane, ("/var", "shell"))  # the remote host's report was ignored
@@ -97,7 +74,7 @@ def test_a_root_capture_never_supersedes_the_shell_report(sampling_service: Serv
     wait_cwd(sampling_service, pane, ("/tmp", "shell"))
     # A snapshot samples every pane right before it captures: the report still stands.
     sampling_service.call("Snapshot")
-    assert cwd_of(sampling_service, pane) == ("/tmp", "shell")
+    assert sampling_service.cwd(pane) == ("/tmp", "shell")
 
 
 def test_the_snapshot_keeps_the_source_and_the_capture_time(service: Service) -> None:

@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import shutil
 import stat
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.harness import DBusDaemon, Service, wait_for
+from tests.harness import Service, wait_for
 
 SHELLS = ["bash", "zsh", "fish", "nu"]
 
@@ -25,14 +24,6 @@ def shell(request: pytest.FixtureRequest) -> str:
     return name
 
 
-@pytest.fixture
-def sampling_service(dbus_daemon: DBusDaemon, tmp_root: Path) -> Iterator[Service]:
-    svc = Service(tmp_root, bus_address=dbus_daemon.address, config="cwd_sample_seconds = 0.2\n")
-    svc.start()
-    yield svc
-    svc.stop()
-
-
 def start_shell(service: Service, shell: str, **options: object) -> int:
     pane = service.spawn(
         shell=shell, env={"PS1": "mux-prompt$ ", "PROMPT": "mux-prompt$ "}, **options
@@ -43,11 +34,6 @@ def start_shell(service: Service, shell: str, **options: object) -> int:
 
 def run(service: Service, pane: int, line: str) -> None:
     service.call("SendInput", "tay", [pane, line.encode() + b"\r"])
-
-
-def cwd_of(service: Service, pane: int) -> tuple[str, str]:
-    info = service.panes()[pane]
-    return info["cwd"], info["cwd_source"]
 
 
 def shell_dirs(service: Service) -> list[Path]:
@@ -64,17 +50,10 @@ def test_cwd_after_cd_comes_from_the_shell(service: Service, shell: str, tmp_roo
             "$env.config.shell_integration.osc7 = false\n"
         )
     pane = start_shell(service, shell)
-    assert cwd_of(service, pane) == (str(service.home), "shell")
+    assert service.cwd(pane) == (str(service.home), "shell")
     run(service, pane, f"cd '{target}'")
-    wait_for(lambda: cwd_of(service, pane) == (str(target), "shell"), what="the cd reported")
-    props = service.busctl(
-        "get-property",
-        "org.mux.Mux1",
-        f"/org/mux/Mux1/pane/{pane}",
-        "org.mux.Mux1.Pane",
-        "Cwd",
-        "CwdSource",
-    ).stdout
+    wait_for(lambda: service.cwd(pane) == (str(target), "shell"), what="the cd reported")
+    props = service.cwd_properties(pane)
     assert f'"{target}"' in props and '"shell"' in props
 
 
@@ -150,7 +129,7 @@ def test_the_users_startup_files_are_read_and_left_alone(
     service.wait_screen(pane, "[profile-ok rc-ok hook-ok unset unset]")
     # The user's own prompt hook runs, and so does mux's.
     run(service, pane, "cd /usr")
-    wait_for(lambda: cwd_of(service, pane) == ("/usr", "shell"), what="mux's hook")
+    wait_for(lambda: service.cwd(pane) == ("/usr", "shell"), what="mux's hook")
     for path in files:
         after = path.stat()
         assert (after.st_mtime_ns, after.st_size) == (
@@ -209,7 +188,7 @@ def test_nested_shell_precedence(sampling_service: Service, shell: str) -> None:
     service = sampling_service
     pane = start_shell(service, shell)
     run(service, pane, "cd /tmp")
-    wait_for(lambda: cwd_of(service, pane) == ("/tmp", "shell"), what="the shell's report")
+    wait_for(lambda: service.cwd(pane) == ("/tmp", "shell"), what="the shell's report")
     # A shell without integration inside it: its cd is seen by a child capture.
     run(service, pane, "sh")
     # Only once the shell runs it (its command marker): a shell reading ahead would
@@ -217,10 +196,10 @@ def test_nested_shell_precedence(sampling_service: Service, shell: str) -> None:
     wait_for(lambda: service.panes()[pane]["shell_state"] == "command", what="sh running")
     run(service, pane, "cd /usr; echo nested-$((6*7))")
     service.wait_screen(pane, "nested-42")
-    wait_for(lambda: cwd_of(service, pane) == ("/usr", "process"), what="the child capture")
+    wait_for(lambda: service.cwd(pane) == ("/usr", "process"), what="the child capture")
     # Back in the integrated shell, its next prompt reports where it is.
     run(service, pane, "exit")
-    wait_for(lambda: cwd_of(service, pane) == ("/tmp", "shell"), what="the shell's report again")
+    wait_for(lambda: service.cwd(pane) == ("/tmp", "shell"), what="the shell's report again")
 
 
 def test_the_token_and_directory_survive_an_upgrade(service: Service) -> None:
