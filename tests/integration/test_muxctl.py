@@ -833,3 +833,12 @@ def test_doctor_without_systemd(bare: Service) -> None:
     broken = bare.muxctl("doctor")
     assert broken.returncode == 1
     assert "fail  configuration" in broken.stdout and "scrollback_bytes" in broken.stdout
+
+
+def test_ls_shows_what_an_integrated_shell_runs(service: Service) -> None:
+    pane = spawn(service, "--shell", "bash")
+    wait_for(lambda: ls_json(service)[pane]["shell_state"] == "prompt", what="the prompt")
+    ok(service.muxctl("send", str(pane), "sleep 321", "--enter"))
+    wait_for(lambda: ls_json(service)[pane]["shell_state"] == "command", what="sleep running")
+    (row,) = [r for r in ok(service.muxctl("ls")).splitlines() if r.startswith(str(pane))]
+    assert row.endswith("sleep 321")

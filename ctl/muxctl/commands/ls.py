@@ -2,7 +2,7 @@
 
 import argparse
 import shlex
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from muxctl.output import print_json, print_table, unwrap
 
@@ -15,6 +15,13 @@ HELP = "list panes"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     pass
+
+
+def _command(pane: dict[str, Any]) -> str:
+    """What runs: the command an integrated shell is running, else the pane's program."""
+    if pane.get("shell_state") == "command" and pane.get("command"):
+        return str(pane["command"])
+    return shlex.join(pane["argv"])
 
 
 async def run(args: argparse.Namespace, client: "MuxClient") -> int:
@@ -35,7 +42,7 @@ async def run(args: argparse.Namespace, client: "MuxClient") -> int:
                 f"{p['cols']}x{p['rows']}",
                 p["title"],
                 p["cwd"],
-                shlex.join(p["argv"]),
+                _command(p),
             ]
         )
     print_table(["ID", "WIN", "PID", "STATE", "SIZE", "TITLE", "CWD", "COMMAND"], rows)
