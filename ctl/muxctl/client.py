@@ -16,18 +16,18 @@ from typing import Any
 from dbus_fast import Message, MessageFlag, MessageType
 from dbus_fast.aio import MessageBus
 
-from mux.busaddr import BusChoice, BusKind, choose_bus, socket_answers
-from mux.instance_lock import holder_alive
-from mux.paths import (
+from mux.protocol.environment import without_service_variables
+from mux.protocol.exit_status import EX_ALREADY_RUNNING
+from mux.protocol.names import BUS_NAME, MANAGER_INTERFACE, ROOT_PATH
+from mux.system.busaddr import BusChoice, BusKind, choose_bus, socket_answers
+from mux.system.locks import holder_alive
+from mux.system.paths import (
     Paths,
     RuntimeDirError,
     check_private_dir,
     ensure_runtime_dir,
     resolve_paths,
 )
-from mux.protocol.environment import without_service_variables
-from mux.protocol.exit_status import EX_ALREADY_RUNNING
-from mux.protocol.names import BUS_NAME, MANAGER_INTERFACE, ROOT_PATH
 from muxctl.errors import CtlError, NotRunning, RemoteError
 
 START_TIMEOUT_SECONDS = 15.0
@@ -86,7 +86,7 @@ class MuxClient:
 
 
 async def _connect_bus(choice: BusChoice) -> MessageBus:
-    from mux.dbus.full_socket import tolerate_full_socket
+    from mux.system.dbus_adapter import tolerate_full_socket
 
     try:
         return tolerate_full_socket(await MessageBus(bus_address=choice.address).connect())

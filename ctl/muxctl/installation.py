@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from mux.paths import Paths
+from mux.system.paths import Paths
 
 UNIT_FILES = ("mux.service", "mux.socket")
 DBUS_SERVICE_FILE = "org.mux.Mux1.service"

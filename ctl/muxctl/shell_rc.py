@@ -14,7 +14,6 @@ block. Without a launch's token such a shell reports its working directory
 import os
 import time
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 SHELLS = ("bash", "zsh", "fish", "nu")
@@ -29,11 +28,9 @@ _SOURCE_LINES = {
 
 
 def script_text(shell: str) -> str:
-    if shell == "nu":
-        from mux.panes.shell_integration import nu_script
+    from mux.protocol.shell_hooks import hook_script, nu_script
 
-        return nu_script(None)
-    return (resources.files("mux") / "shellintegration" / _SCRIPTS[shell]).read_text()
+    return nu_script(None) if shell == "nu" else hook_script(_SCRIPTS[shell])
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,7 @@
 `main` prepares what must exist before anything runs (configuration, runtime
 dir, the instance lock) and `Daemon` serves: it connects to the bus, exports
 the interfaces, tells the service manager it is ready, and on `Upgrade`
-re-executes itself in place (mux.init.upgrade).
+re-executes itself in place (mux.lifecycle.upgrade).
 """
 
 import argparse
@@ -17,16 +17,16 @@ import time
 from typing import IO, TYPE_CHECKING
 
 from mux import __version__
-from mux.busaddr import BusKind, choose_bus, socket_answers
 from mux.config import ConfigError, Settings, load_settings
-from mux.init.fds import make_inherited_fds_close_on_exec
-from mux.init.notify import Supervisor
-from mux.init.upgrade import BLOCKED_ACROSS_EXEC
-from mux.instance_lock import AlreadyLocked, take_instance_lock, take_state_lock
-from mux.paths import Paths, RuntimeDirError, ensure_runtime_dir, resolve_paths
+from mux.lifecycle.status import status_line
+from mux.lifecycle.upgrade import BLOCKED_ACROSS_EXEC
 from mux.protocol.errors import Unavailable
 from mux.protocol.exit_status import EX_ALREADY_RUNNING, EX_CONFIG, EX_UNAVAILABLE
-from mux.status_report import status_line
+from mux.system.busaddr import BusKind, choose_bus, socket_answers
+from mux.system.fds import make_inherited_fds_close_on_exec
+from mux.system.locks import AlreadyLocked, take_instance_lock, take_state_lock
+from mux.system.notify import Supervisor
+from mux.system.paths import Paths, RuntimeDirError, ensure_runtime_dir, resolve_paths
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -36,10 +36,11 @@ if TYPE_CHECKING:
     from mux.attach.listener import AttachListener
     from mux.dbus.manager_iface import ManagerInterface
     from mux.dbus.publisher import MuxMessageBus
-    from mux.init.upgrade import Handover
+    from mux.lifecycle.upgrade import Handover
     from mux.panes.exits import Reapable
     from mux.panes.pane import Pane
     from mux.panes.table import PaneTable
+    from mux.protocol.restore_problems import UnrestoredPane
     from mux.state.autosaver import Autosaver
     from mux.state.restore import RestoreProblem
     from mux.state.schema import Session
@@ -115,7 +116,11 @@ class Daemon:
             return
         if socket_answers(self.paths.private_bus):
             return  # left by a muxd that died: still good
-        from mux.init.private_bus import START_TIMEOUT_SECONDS, PrivateBusError, start_private_bus
+        from mux.lifecycle.private_bus import (
+            START_TIMEOUT_SECONDS,
+            PrivateBusError,
+            start_private_bus,
+        )
 
         self.supervisor.extend_timeout(START_TIMEOUT_SECONDS + 5)
         try:
@@ -127,7 +132,7 @@ class Daemon:
         import socket
 
         from mux.attach.listener import AttachListener
-        from mux.init.activation import BOUND_BY_MUXD, ActivationError, attach_listener
+        from mux.system.activation import BOUND_BY_MUXD, ActivationError, attach_listener
 
         if self._resume is not None and self._resume.attach_fd is not None:
             sock = socket.socket(fileno=self._resume.attach_fd)
@@ -162,9 +167,16 @@ class Daemon:
         from mux.panes.process import ChildProcess
         from mux.panes.table import PaneTable
         from mux.resurrection.checkpoints import CheckpointStore
+        from mux.resurrection.endpoint import Endpoints
 
         shell_dirs = self.paths.runtime / "shell"
-        resurrection = (self.paths.runtime / "launch", CheckpointStore(self.paths.checkpoints))
+        self._checkpoints = CheckpointStore(self.paths.checkpoints)
+        resurrection = Endpoints(
+            self.paths.runtime / "launch",
+            self._checkpoints,
+            loop,
+            self.settings.resurrection_hello_seconds,
+        )
         if self._resume is None:
             return PaneTable(
                 self.settings, os.environ, loop, shell_dirs=shell_dirs, resurrection=resurrection
@@ -202,14 +214,14 @@ class Daemon:
         from dbus_fast import AuthError, NameFlag, RequestNameReply
 
         from mux.dbus.caller import note_sender
-        from mux.dbus.full_socket import (
+        from mux.dbus.manager_iface import ManagerInterface
+        from mux.dbus.publisher import BusPublisher, MuxMessageBus
+        from mux.protocol.names import BUS_NAME, ROOT_PATH
+        from mux.system.dbus_adapter import (
             close_after_sending,
             close_received_fds,
             tolerate_full_socket,
         )
-        from mux.dbus.manager_iface import ManagerInterface
-        from mux.dbus.publisher import BusPublisher, MuxMessageBus
-        from mux.protocol.names import BUS_NAME, ROOT_PATH
 
         # Unix fds: OpenAttach answers with a socket. A bus that cannot pass fds
         # (not a Unix socket) still serves everything else.
@@ -223,14 +235,12 @@ class Daemon:
         tolerate_full_socket(bus)
         bus.add_message_handler(close_received_fds)
         bus.add_message_handler(note_sender)
+        self._table = table
         manager = ManagerInterface(
             table,
-            upgrade=lambda: self._upgrade(table),
+            service=self,
             attach=self._hub,
             hand_over_fd=(lambda fd: close_after_sending(bus, fd)) if passes_fds else None,
-            snapshot=self._snapshot,
-            restore_problems=self.restore_problems,
-            session_problem=lambda: self.session_problem,
         )
         self._manager = manager
         bus.export(ROOT_PATH, manager)
@@ -275,7 +285,7 @@ class Daemon:
         self.supervisor.ready(self._status_line(table))
         self.supervisor.start_watchdog(loop)
         if self._resume is not None:
-            from mux.init.upgrade import write_outcome
+            from mux.lifecycle.upgrade import write_outcome
 
             write_outcome(self.paths.upgrade_outcome, self._generation, "")
         how = "resumed after an upgrade" if self._resume else "ready"
@@ -333,7 +343,7 @@ class Daemon:
     async def _upgrade(self, table: "PaneTable") -> None:
         """Upgrade's D-Bus side: everything that can be refused is refused here, before
         the reply; the exec follows on the next turn of the loop."""
-        from mux.init.upgrade import UpgradeError, muxd_argv, preflight
+        from mux.lifecycle.upgrade import UpgradeError, muxd_argv, preflight
 
         if self._upgrading:
             raise Unavailable("an upgrade is already under way")
@@ -353,7 +363,7 @@ class Daemon:
         asyncio.get_running_loop().call_soon(lambda: asyncio.ensure_future(self._reexec(table)))
 
     def _handover(self, table: "PaneTable") -> "Handover":
-        from mux.init.upgrade import HANDOVER_FORMAT, Handover
+        from mux.lifecycle.upgrade import HANDOVER_FORMAT, Handover
 
         return Handover(
             format=HANDOVER_FORMAT,
@@ -370,7 +380,7 @@ class Daemon:
     async def _reexec(self, table: "PaneTable") -> None:
         from dbus_fast import Message
 
-        from mux.init.upgrade import exec_with
+        from mux.lifecycle.upgrade import exec_with
 
         assert self._bus is not None
         bus = self._bus
@@ -430,7 +440,7 @@ class Daemon:
             await self._hub.wait_all_closed(ATTACH_FAREWELL_SECONDS)
 
     async def _recover_from_failed_upgrade(self, table: "PaneTable", reason: str) -> None:
-        from mux.init.upgrade import write_outcome
+        from mux.lifecycle.upgrade import write_outcome
 
         write_outcome(self.paths.upgrade_outcome, self._generation, f"upgrade failed: {reason}")
         self._autosaver.release()
@@ -458,7 +468,7 @@ class Daemon:
 
         self.supervisor.extend_timeout(60)  # many panes take a while to start
         home = os.environ.get("HOME") or os.path.expanduser("~")
-        self._restore_problems = restore_session(table, saved, home)
+        self._restore_problems = restore_session(table, saved, home, self._checkpoints)
         log.info(
             "restored %d of %d panes from snapshot generation %d",
             len(table),
@@ -469,7 +479,7 @@ class Daemon:
     def _keep_unrestored_session(self, saved: "Session") -> None:
         """restore = false: the last session is not relaunched, but not thrown away
         either: it stays as session.previous.json before anything replaces it."""
-        from mux.state.durable import DurableWriteError, durable_write
+        from mux.system.durable import DurableWriteError, durable_write
 
         previous = self.paths.session_file.with_name("session.previous.json")
         try:
@@ -479,12 +489,21 @@ class Daemon:
             return
         log.info("restore is off; the last session is kept as %s", previous)
 
-    def restore_problems(self) -> "list[RestoreProblem]":
-        return list(self._restore_problems)
+    def unrestored_panes(self) -> "list[UnrestoredPane]":
+        from mux.protocol.restore_problems import UnrestoredPane
 
-    @property
-    def session_problem(self) -> str:
-        return self._session_problem
+        # The whole session refused (quarantined, unreadable): one entry with id 0.
+        whole = [UnrestoredPane(0, (), "", "", self._session_problem)]
+        return (whole if self._session_problem else []) + [
+            UnrestoredPane(p.pane.id, tuple(p.pane.argv), p.pane.cwd.path, p.pane.title, p.reason)
+            for p in self._restore_problems
+        ]
+
+    async def upgrade(self) -> None:
+        await self._upgrade(self._table)
+
+    async def snapshot(self) -> tuple[str, int]:
+        return await self._snapshot()
 
     def _capture(self, table: "PaneTable", generation: int) -> "Session":
         from mux.state.capture import capture_session
@@ -513,8 +532,8 @@ class Daemon:
 
     def _load_saved_session(self) -> "Session | None":
         """The snapshot on disk: to restore, and so that generations only grow."""
-        from mux.state.durable import remove_stale_temporaries
         from mux.state.session_file import SnapshotRefused, read_session
+        from mux.system.durable import remove_stale_temporaries
 
         if stale := remove_stale_temporaries(self.paths.session_file):
             log.info("removed %d unfinished snapshot write(s) of a muxd that died", len(stale))
@@ -529,7 +548,7 @@ class Daemon:
         except OSError as e:
             # Not readable now (EIO, EACCES) is not "absent": it must not be
             # replaced by the first autosave. Moved aside, or saving stays off.
-            from mux.state.quarantine import quarantine
+            from mux.system.quarantine import quarantine
 
             reason = f"the session snapshot cannot be read ({e.strerror})"
             log.error("%s", reason)
@@ -549,7 +568,7 @@ class Daemon:
 
     async def _snapshot(self) -> tuple[str, int]:
         from mux.state.autosaver import Stopped
-        from mux.state.durable import DurableWriteError
+        from mux.system.durable import DurableWriteError
 
         try:
             generation = await self._autosaver.save_now()
@@ -664,7 +683,7 @@ def _check() -> int:
     """--check: everything the service imports loads, and the configuration is valid."""
     import mux.dbus.manager_iface
     import mux.dbus.publisher
-    import mux.init.upgrade
+    import mux.lifecycle.upgrade
     import mux.panes.table  # noqa: F401
 
     print(f"muxd {__version__}: ok")
@@ -672,7 +691,7 @@ def _check() -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mux.init.upgrade import CHECK_HANDOVER_FLAG, RESUME_FLAG
+    from mux.lifecycle.upgrade import CHECK_HANDOVER_FLAG, RESUME_FLAG
 
     parser = argparse.ArgumentParser(prog="muxd", description="the mux terminal session service")
     parser.add_argument("--version", action="version", version=f"muxd {__version__}")
@@ -692,7 +711,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"muxd: {e}", file=sys.stderr)
         return EX_CONFIG
     if args.check_handover:
-        from mux.init.upgrade import UpgradeError, parse_handover
+        from mux.lifecycle.upgrade import UpgradeError, parse_handover
 
         try:
             parse_handover(sys.stdin.buffer.read())
@@ -713,7 +732,7 @@ def main(argv: list[str] | None = None) -> int:
     state_lock: IO[bytes] | None = None
     try:
         if resume_fd is not None:
-            from mux.init.upgrade import UpgradeError, read_handover
+            from mux.lifecycle.upgrade import UpgradeError, read_handover
 
             try:
                 resume = read_handover(resume_fd)

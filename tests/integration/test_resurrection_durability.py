@@ -15,7 +15,7 @@ import pytest
 from mux.resurrection.checkpoints import CheckpointStore
 from mux.resurrection.client import AsyncResurrectionClient, Refused
 from mux.resurrection.endpoint import Endpoint
-from mux.state.durable import FileOps
+from mux.system.durable import FileOps
 
 INVOCATION = "0123456789abcdef" * 2
 

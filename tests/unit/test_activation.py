@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from mux.init import activation
+from mux.system import activation
 
 
 def _systemd_sockets_seen(sock: socket.socket, *, listen_pid: str | None) -> str:
@@ -21,7 +21,7 @@ def _systemd_sockets_seen(sock: socket.socket, *, listen_pid: str | None) -> str
         "import os\n"
         f"os.dup2({sock.fileno()}, 3)\n"
         f"os.environ['LISTEN_PID'] = {listen_pid!r} or str(os.getpid())\n"
-        "from mux.init.activation import systemd_sockets\n"
+        "from mux.system.activation import systemd_sockets\n"
         "found = systemd_sockets()\n"
         "print(len(found), [s.getsockname() for s in found], os.get_inheritable(3))\n"
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mux.panes.cwd import CwdObservation, supersedes
-from mux.panes.proctree import ProcessInfo, ProcessTree
+from mux.system.proctree import ProcessInfo, ProcessTree
 
 SHELL = CwdObservation("/a", "shell", captured_at=100.0)
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from mux.state.durable import REAL_OPS, DurableWriteError, FileOps, durable_write
+from mux.system.durable import REAL_OPS, DurableWriteError, FileOps, durable_write
 
 PREVIOUS = b"the previous, good content\n" * 100
 

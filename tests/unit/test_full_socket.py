@@ -6,7 +6,7 @@ import array
 import os
 import socket
 
-from mux.dbus.full_socket import _PatientSocket
+from mux.system.dbus_adapter import _PatientSocket
 
 
 def _rights(fd: int) -> list[tuple[int, int, bytes]]:

@@ -3,7 +3,7 @@
 import plistlib
 from pathlib import Path
 
-from mux.paths import resolve_paths
+from mux.system.paths import resolve_paths
 from muxctl.installation import launchd_file, muxd_argv, systemd_files, systemd_quote
 
 

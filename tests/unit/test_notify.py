@@ -5,7 +5,7 @@ import os
 import socket
 from pathlib import Path
 
-from mux.init.notify import Supervisor
+from mux.system.notify import Supervisor
 
 
 def test_messages_and_watchdog(tmp_path: Path) -> None:

@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from mux.busaddr import BusKind, choose_bus
-from mux.paths import RuntimeDirError, check_private_dir, ensure_private_dir, resolve_paths
+from mux.system.busaddr import BusKind, choose_bus
+from mux.system.paths import RuntimeDirError, check_private_dir, ensure_private_dir, resolve_paths
 
 
 def test_xdg_variables_are_honoured() -> None:
@@ -85,7 +85,7 @@ def test_bus_discovery_order(tmp_path: Path) -> None:
 
 
 def test_bus_addresses_are_escaped() -> None:
-    from mux.busaddr import unix_address
+    from mux.system.busaddr import unix_address
 
     assert unix_address(Path("/run/user/1000/bus")) == "unix:path=/run/user/1000/bus"
     assert unix_address(Path("/tmp/my dir/a,b;c=d\\e")) == (

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from mux import peercred
-from mux.panes.proctree import ProcessInfo, _process_info_from_ps, process_info
 from mux.protocol.resurrection import ErrorCode, Violation
 from mux.resurrection.checkpoints import CheckpointProblem, CheckpointStore
 from mux.resurrection.ownership import verify_owner
+from mux.system import peercred
+from mux.system.proctree import ProcessInfo, _process_info_from_ps, process_info
 
 SHELL = 100
 FOREGROUND = 200

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from mux.state.quarantine import REASON_XATTR, quarantine
 from mux.state.schema import SnapshotError
 from mux.state.session_file import SnapshotRefused, parse_session, read_session, write_session
+from mux.system.quarantine import REASON_XATTR, quarantine
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 

@@ -48,7 +48,7 @@ def check(args: argparse.Namespace) -> None:
 
 def attach(pane: int, args: argparse.Namespace) -> int:
     """Attach this terminal to `pane` (0: the last used); returns muxctl's exit status."""
-    from mux.paths import resolve_paths
+    from mux.system.paths import resolve_paths
     from muxctl.attaching import AttachClient
 
     client = AttachClient(resolve_paths().attach_socket, pane, args.detach_bytes)

@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _config() -> Finding:
     from mux.config import ConfigError, load_settings
-    from mux.paths import resolve_paths
+    from mux.system.paths import resolve_paths
 
     path = resolve_paths().config_file
     try:
@@ -43,7 +43,7 @@ def _config() -> Finding:
 
 
 def _runtime_dir() -> Finding:
-    from mux.paths import RuntimeDirError, check_private_dir, resolve_paths
+    from mux.system.paths import RuntimeDirError, check_private_dir, resolve_paths
 
     runtime = resolve_paths().runtime
     if not runtime.exists():
@@ -112,8 +112,8 @@ def _launchd() -> list[Finding]:
 
 
 async def _service() -> list[Finding]:
-    from mux.busaddr import choose_bus
-    from mux.paths import resolve_paths
+    from mux.system.busaddr import choose_bus
+    from mux.system.paths import resolve_paths
     from muxctl.client import connect
     from muxctl.errors import CtlError, NotRunning
 

@@ -24,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_local(args: argparse.Namespace) -> int:
-    from mux.paths import resolve_paths
+    from mux.system.paths import resolve_paths
     from muxctl.installation import launchd_file, systemd_files, write_file, xdg_dirs
 
     if sys.platform == "darwin":
@@ -50,8 +50,8 @@ def _reload_bus() -> list[str]:
     """Make the running bus read the new activation file now, not whenever it notices."""
     import asyncio
 
-    from mux.busaddr import BusKind, choose_bus
-    from mux.paths import resolve_paths
+    from mux.system.busaddr import BusKind, choose_bus
+    from mux.system.paths import resolve_paths
 
     choice = choose_bus(resolve_paths())
     if choice.kind is BusKind.PRIVATE:

@@ -21,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_local(args: argparse.Namespace) -> int:
-    from mux.paths import resolve_paths
+    from mux.system.paths import resolve_paths
     from muxctl.installation import launchd_file, systemd_files, xdg_dirs
     from muxctl.systemd_user import manager_reachable, systemctl
 

@@ -50,7 +50,7 @@ async def _owner(client: "MuxClient") -> str:
 
 def _outcome() -> dict[str, object]:
     """What muxd wrote about its last upgrade: {"generation": N, "error": "..."}."""
-    from mux.paths import resolve_paths
+    from mux.system.paths import resolve_paths
 
     try:
         value = json.loads(resolve_paths().upgrade_outcome.read_text())

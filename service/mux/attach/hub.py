@@ -12,11 +12,11 @@ import os
 import socket
 from collections.abc import Sequence
 
-from mux.accepting import serve
 from mux.attach.session import AttachSession
 from mux.panes.pane import Pane
 from mux.panes.table import PaneTable
 from mux.protocol.errors import MuxError, PreconditionFailed
+from mux.system.accepting import serve
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ import os
 import socket
 from typing import TYPE_CHECKING
 
-from mux.accepting import accept_with_credentials
+from mux.system.accepting import accept_with_credentials
 
 if TYPE_CHECKING:
     from mux.attach.hub import AttachHub

@@ -4,7 +4,7 @@ Each method is thin on purpose: argument checks live in `mux.protocol`, the
 work in `mux.panes`, and error translation in `mux.dbus.errors`.
 """
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated
 
 from dbus_fast import PropertyAccess, Variant
@@ -15,6 +15,7 @@ from mux import __version__
 from mux.dbus.caller import current_caller
 from mux.dbus.errors import replies_with_dbus_errors
 from mux.dbus.pane_iface import list_key, pane_property_variants
+from mux.dbus.service import ManagerService
 from mux.panes.pane import Pane
 from mux.panes.table import PaneTable
 from mux.protocol.errors import NotSupported
@@ -24,7 +25,6 @@ from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS, check_size, parse_spa
 
 if TYPE_CHECKING:
     from mux.attach.hub import AttachHub
-    from mux.state.restore import RestoreProblem
 
 CONDITIONAL_KILL = 0x00200000
 FEATURES = CONDITIONAL_KILL
@@ -57,20 +57,15 @@ class ManagerInterface(ServiceInterface):
         self,
         table: PaneTable,
         *,
-        upgrade: Callable[[], Awaitable[None]] | None = None,
-        snapshot: Callable[[], Awaitable[tuple[str, int]]] | None = None,
-        restore_problems: "Callable[[], list[RestoreProblem]] | None" = None,
-        session_problem: Callable[[], str] | None = None,
+        service: ManagerService | None = None,
         attach: "AttachHub | None" = None,
         hand_over_fd: Callable[[int], None] | None = None,
     ) -> None:
-        """`hand_over_fd(fd)`: `fd` is in the reply being sent; close it once sent."""
+        """`service`: snapshots, upgrades and restore problems (None: not available);
+        `hand_over_fd(fd)`: `fd` is in the reply being sent; close it once sent."""
         super().__init__(MANAGER_INTERFACE)
         self.table = table
-        self._upgrade = upgrade
-        self._snapshot = snapshot
-        self._restore_problems = restore_problems
-        self._session_problem = session_problem
+        self._service = service
         self._attach = attach
         self._hand_over_fd = hand_over_fd
 
@@ -162,28 +157,13 @@ class ManagerInterface(ServiceInterface):
     def ListRestoreProblems(self) -> Annotated[list[dict[str, Variant]], DBusSignature("aa{sv}")]:
         """The panes of the last session that could not be started again, and why.
         They stay in the snapshot (under the id given here) until repaired."""
-        problems = self._restore_problems() if self._restore_problems is not None else []
-        whole = self._session_problem() if self._session_problem is not None else ""
-        # The whole session refused (quarantined, unreadable): one entry with id 0.
-        session_entry = (
-            [
-                {
-                    "id": Variant("t", 0),
-                    "argv": Variant("as", []),
-                    "cwd": Variant("s", ""),
-                    "title": Variant("s", ""),
-                    "reason": Variant("s", whole),
-                }
-            ]
-            if whole
-            else []
-        )
-        return session_entry + [
+        problems = self._service.unrestored_panes() if self._service is not None else []
+        return [
             {
-                "id": Variant("t", problem.pane.id),
-                "argv": Variant("as", list(problem.pane.argv)),
-                "cwd": Variant("s", problem.pane.cwd.path),
-                "title": Variant("s", problem.pane.title),
+                "id": Variant("t", problem.pane_id),
+                "argv": Variant("as", list(problem.argv)),
+                "cwd": Variant("s", problem.cwd),
+                "title": Variant("s", problem.title),
                 "reason": Variant("s", problem.reason),
             }
             for problem in problems
@@ -206,14 +186,14 @@ class ManagerInterface(ServiceInterface):
     @replies_with_dbus_errors
     async def Snapshot(self) -> Annotated[tuple[str, int], DBusSignature("st")]:
         """Saves now; answers once the snapshot is durable on disk."""
-        if self._snapshot is None:
+        if self._service is None:
             raise NotSupported("snapshots are not available in this muxd")
-        return await self._snapshot()
+        return await self._service.snapshot()
 
     @dbus_method()
     @replies_with_dbus_errors
     async def Upgrade(self) -> None:
         """Answers once the new program has proved it starts; the exec follows the reply."""
-        if self._upgrade is None:
+        if self._service is None:
             raise NotSupported("graceful upgrade is not available in this muxd")
-        await self._upgrade()
+        await self._service.upgrade()

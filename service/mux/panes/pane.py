@@ -24,16 +24,16 @@ from typing import Protocol
 from mux.panes.cwd import CwdObservation, supersedes
 from mux.panes.exits import Reapable
 from mux.panes.handover import EndpointRecord, PaneRecord
+from mux.panes.launch_endpoint import LaunchEndpoint
 from mux.panes.ledger import SpawnRecord
 from mux.panes.process import set_window_size
-from mux.panes.proctree import ProcessTree, working_directory
 from mux.panes.replay import CommandReplay, Step, replayable
 from mux.panes.shell_integration import remove_directory
 from mux.protocol.errors import InvalidArgument, MuxError, PreconditionFailed, Unavailable
 from mux.protocol.names import CwdSource
 from mux.protocol.osc import CwdReport, OscEvent, OscScanner, ShellMarker, TitleChange
 from mux.protocol.spawn_options import LaunchKind
-from mux.resurrection.endpoint import Endpoint
+from mux.system.proctree import ProcessTree, working_directory
 from mux.terminal.modes import ModeTracker
 from mux.terminal.queries import answer, find_queries
 from mux.terminal.screen import Screen
@@ -109,7 +109,7 @@ class Pane:
         self.spawn_record: SpawnRecord | None = None  # None: not from Spawn in this instance
         # application-resurrection/1: the launch's endpoint, and the generation of the
         # application's last durable checkpoint (None: none, or cleared).
-        self.endpoint: Endpoint | None = None
+        self.endpoint: LaunchEndpoint | None = None
         self.checkpoint_generation: int | None = None
         self.replay: CommandReplay | None = None  # a restored shell's command to type again
         # The shell's state from its OSC 133 markers: "prompt", "command" or "" (unknown).

@@ -127,7 +127,7 @@ def _posix_spawn_on(
     slave_path: str, program: str, argv: Sequence[str], env: Mapping[str, str], cwd: str
 ) -> ChildProcess:
     # Every fd of the service is close-on-exec (PEP 446, and the start-up sweep
-    # in mux.init.fds), so only these three reach the program.
+    # in mux.system.fds), so only these three reach the program.
     actions = [
         (os.POSIX_SPAWN_OPEN, 0, slave_path, os.O_RDWR, 0),
         (os.POSIX_SPAWN_DUP2, 0, 1),

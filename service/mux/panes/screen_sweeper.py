@@ -4,8 +4,8 @@ import asyncio
 import time
 from collections.abc import Callable, Iterable
 
-from mux.init.memory import release_free_memory
 from mux.panes.pane import Pane
+from mux.system.memory import release_free_memory
 
 MAX_SWEEP_INTERVAL = 10.0
 

@@ -27,8 +27,9 @@ import secrets
 import shlex
 import shutil
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
+
+from mux.protocol.shell_hooks import hook_script, nu_script
 
 log = logging.getLogger(__name__)
 
@@ -71,10 +72,6 @@ class ShellLaunch:
     token: str | None = None
 
 
-def _script(name: str) -> str:
-    return (resources.files("mux") / "shellintegration" / name).read_text()
-
-
 def _new_directory(parent: Path) -> Path:
     parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     os.chmod(parent, 0o700)
@@ -107,7 +104,7 @@ def prepare_shell(program: str, parent: Path | None, env: dict[str, str]) -> She
     try:
         _write(directory / "token", token + "\n")
         if name == "bash":
-            _write(directory / "mux.bash", _script("bash.sh"))
+            _write(directory / "mux.bash", hook_script("bash.sh"))
             _write(directory / "bashrc", _BASHRC.format(dir=quoted))
             return ShellLaunch(
                 (name, "--rcfile", str(directory / "bashrc"), "-i"),
@@ -118,7 +115,7 @@ def prepare_shell(program: str, parent: Path | None, env: dict[str, str]) -> She
             if name == "fish":
                 vendor = directory / "data" / "fish" / "vendor_conf.d"
                 vendor.mkdir(mode=0o700, parents=True)
-                _write(vendor / "mux.fish", _script("fish.fish"))
+                _write(vendor / "mux.fish", hook_script("fish.fish"))
             else:
                 vendor = directory / "data" / "nushell" / "vendor" / "autoload"
                 vendor.mkdir(mode=0o700, parents=True)
@@ -129,7 +126,7 @@ def prepare_shell(program: str, parent: Path | None, env: dict[str, str]) -> She
                 "MUX_USER_XDG_DATA_DIRS": user_dirs,  # empty: it was unset
             }
             return ShellLaunch(login, env=extra, directory=directory, token=token)
-        _write(directory / "mux.zsh", _script("zsh.zsh"))
+        _write(directory / "mux.zsh", hook_script("zsh.zsh"))
         _write(directory / ".zshenv", _ZSHENV.format(dir=quoted))
         extra = {"ZDOTDIR": str(directory)}
         if "ZDOTDIR" in env:
@@ -139,14 +136,6 @@ def prepare_shell(program: str, parent: Path | None, env: dict[str, str]) -> She
         log.warning("no shell integration for this launch: %s", e.strerror)
         remove_directory(directory)
         return ShellLaunch(login)
-
-
-def nu_script(launch_dir: Path | None) -> str:
-    """nushell's integration, for one launch (or none: installed in the user's autoload)."""
-    path = str(launch_dir) if launch_dir is not None else ""
-    if "'#" in path:
-        raise OSError(0, "a launch directory nushell's raw string cannot hold")
-    return _script("nu.nu").replace("__MUX_LAUNCH_DIR__", path)
 
 
 def remove_directory(directory: Path | None) -> None:

@@ -22,6 +22,7 @@ from mux.config import Settings
 from mux.panes.environment import pane_environment
 from mux.panes.exits import ExitCallback, ExitWatcher, Reapable
 from mux.panes.handover import PaneRecord, TableRecord
+from mux.panes.launch_endpoint import EndpointFactory, LaunchEndpoint
 from mux.panes.ledger import CONDITIONS, UNATTACHED_SINCE_SPAWN, SpawnRecord
 from mux.panes.pane import Launch, Pane, PaneObserver
 from mux.panes.process import (
@@ -31,15 +32,13 @@ from mux.panes.process import (
     resolve_program,
     start_on_pty,
 )
-from mux.panes.proctree import ProcessTree
 from mux.panes.screen_sweeper import ScreenSweeper
-from mux.panes.session import kill_session, sessions_members
 from mux.panes.shell_integration import prepare_shell, remove_directory
 from mux.protocol.environment import ENDPOINT_VARIABLE
 from mux.protocol.errors import InvalidArgument, NoSuchPane, PreconditionFailed
 from mux.protocol.spawn_options import LaunchKind, SpawnRequest
-from mux.resurrection.checkpoints import CheckpointStore
-from mux.resurrection.endpoint import Endpoint
+from mux.system.proctree import ProcessTree
+from mux.system.sessions import kill_session, sessions_members
 
 log = logging.getLogger(__name__)
 
@@ -110,16 +109,14 @@ class PaneTable:
         loop: asyncio.AbstractEventLoop,
         *,
         shell_dirs: Path | None = None,
-        resurrection: "tuple[Path, CheckpointStore] | None" = None,
+        resurrection: EndpointFactory | None = None,
     ) -> None:
         """`shell_dirs`: where shell launches get their integration directories
         (<runtime>/shell); None: shells start without integration. `resurrection`:
-        where launches get their endpoints (<runtime>/launch) and the checkpoints;
-        None: no endpoints at all."""
+        what opens launches' endpoints; None: no endpoints at all."""
         self.settings = settings
         self.shell_dirs = shell_dirs
         self.resurrection = resurrection
-        self.checkpoints = resurrection[1] if resurrection is not None else None
         self.ids = IdSpace()
         self._service_env = dict(service_env)
         self._loop = loop
@@ -317,7 +314,7 @@ class PaneTable:
                 pane.spawn_record = SpawnRecord(spawner)
             if endpoint is not None:
                 pane.endpoint = endpoint
-                endpoint.launch = pane
+                endpoint.bind(pane)
         except BaseException:
             undo()
             # Nothing was published: the program must not outlive the failure.
@@ -397,37 +394,29 @@ class PaneTable:
                 os.close(saved.fd)
             remove_directory(Path(saved.directory))
             return
-        pane.endpoint = Endpoint.resumed(
+        pane.endpoint = self.resurrection.resumed(
             saved.fd,
             Path(saved.directory),
-            self._loop,
-            self.resurrection[1],
             invocation=pane.launch.invocation,
             offer=saved.offer,
             shell_launch=saved.shell_launch,
-            hello_seconds=self.settings.resurrection_hello_seconds,
         )
-        pane.endpoint.launch = pane
+        pane.endpoint.bind(pane)
 
     def _open_endpoint(
         self, request: SpawnRequest, invocation: str, offer: str | None
-    ) -> Endpoint | None:
+    ) -> LaunchEndpoint | None:
         """The launch's application-resurrection endpoint, when it is to have one."""
         wanted = (
             self.settings.resurrection if request.resurrection is None else request.resurrection
         )
         if not wanted or not self.settings.resurrection or self.resurrection is None:
             return None  # (the adapter disabled in configuration wins over the option)
-        launch_dirs, store = self.resurrection
         try:
-            return Endpoint.open(
-                launch_dirs,
-                self._loop,
-                store,
+            return self.resurrection.open(
                 invocation=invocation,
                 offer=offer,
                 shell_launch=request.kind is not LaunchKind.EXPLICIT,
-                hello_seconds=self.settings.resurrection_hello_seconds,
             )
         except OSError as e:
             log.error("no application-resurrection endpoint for this launch: %s", e.strerror)
@@ -509,7 +498,7 @@ class PaneTable:
         loop: asyncio.AbstractEventLoop,
         *,
         shell_dirs: Path | None = None,
-        resurrection: "tuple[Path, CheckpointStore] | None" = None,
+        resurrection: EndpointFactory | None = None,
     ) -> "PaneTable":
         table = cls(settings, service_env, loop, shell_dirs=shell_dirs, resurrection=resurrection)
         table.ids = IdSpace.restored(

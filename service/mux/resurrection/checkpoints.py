@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from mux.state.durable import REAL_OPS, FileOps, durable_remove, durable_write
+from mux.system.durable import REAL_OPS, FileOps, durable_remove, durable_write
 
 FORMAT = 1
 _INVOCATION = re.compile(r"[0-9a-f]{32}")

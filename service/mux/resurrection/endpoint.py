@@ -19,14 +19,15 @@ import secrets
 import shutil
 import socket
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from mux.accepting import accept_with_credentials, serve
 from mux.protocol import resurrection as ar
 from mux.resurrection.checkpoints import CheckpointProblem, CheckpointStore
 from mux.resurrection.ownership import verify_owner
-from mux.state.durable import DurableWriteError
+from mux.system.accepting import accept_with_credentials, serve
+from mux.system.durable import DurableWriteError
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +66,7 @@ class Endpoint:
         self.offer = offer
         self.shell_launch = shell_launch
         self.hello_seconds = hello_seconds
-        self.launch: Launch | None = None  # set once the program runs
+        self.launch: Launch | None = None  # set once the program runs (bind)
         self.stopped = False
         self.frozen = False  # the final snapshot is being taken: no new request
         self._loop = loop
@@ -117,6 +118,9 @@ class Endpoint:
             shell_launch=shell_launch,
             hello_seconds=hello_seconds,
         )
+
+    def bind(self, launch: Launch) -> None:
+        self.launch = launch
 
     # -- graceful upgrade -------------------------------------------------------------
 
@@ -233,6 +237,42 @@ class Endpoint:
         for connection in list(self._connections):
             connection.close()
         shutil.rmtree(self.directory, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class Endpoints:
+    """Opens launches' endpoints under `launch_dirs` (<runtime>/launch): the panes'
+    EndpointFactory."""
+
+    launch_dirs: Path
+    store: CheckpointStore
+    loop: asyncio.AbstractEventLoop
+    hello_seconds: float = HELLO_TIMEOUT_SECONDS
+
+    def open(self, *, invocation: str, offer: str | None, shell_launch: bool) -> Endpoint:
+        return Endpoint.open(
+            self.launch_dirs,
+            self.loop,
+            self.store,
+            invocation=invocation,
+            offer=offer,
+            shell_launch=shell_launch,
+            hello_seconds=self.hello_seconds,
+        )
+
+    def resumed(
+        self, fd: int, directory: Path, *, invocation: str, offer: str | None, shell_launch: bool
+    ) -> Endpoint:
+        return Endpoint.resumed(
+            fd,
+            directory,
+            self.loop,
+            self.store,
+            invocation=invocation,
+            offer=offer,
+            shell_launch=shell_launch,
+            hello_seconds=self.hello_seconds,
+        )
 
 
 class _Connection(asyncio.Protocol):

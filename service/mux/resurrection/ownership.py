@@ -11,8 +11,8 @@ to find any of this out never grants ownership.
 import os
 from collections.abc import Callable
 
-from mux.panes.proctree import ProcessInfo, process_info
 from mux.protocol.resurrection import ErrorCode, Violation
+from mux.system.proctree import ProcessInfo, process_info
 
 
 def verify_owner(

@@ -18,8 +18,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from mux.state.durable import DurableWriteError, durable_write
 from mux.state.schema import Session
+from mux.system.durable import DurableWriteError, durable_write
 
 log = logging.getLogger(__name__)
 

@@ -10,7 +10,6 @@ import time
 from collections.abc import Iterable, Sequence
 
 from mux.panes.pane import Pane
-from mux.panes.proctree import start_ticks
 from mux.protocol.spawn_options import LaunchKind
 from mux.state.schema import (
     CheckpointRef,
@@ -20,6 +19,7 @@ from mux.state.schema import (
     Session,
     WindowSnapshot,
 )
+from mux.system.proctree import start_ticks
 
 
 def pane_snapshot(pane: Pane, replay_allowlist: Sequence[str] = ()) -> PaneSnapshot:

@@ -11,13 +11,13 @@ import os
 import time
 from dataclasses import dataclass
 
-from mux.panes.proctree import start_ticks
 from mux.panes.replay import CommandReplay
 from mux.panes.table import PaneTable
 from mux.protocol.errors import MuxError
 from mux.protocol.spawn_options import LaunchKind, SpawnRequest
-from mux.resurrection.checkpoints import CheckpointProblem
+from mux.resurrection.checkpoints import CheckpointProblem, CheckpointStore
 from mux.state.schema import PaneSnapshot, Session
+from mux.system.proctree import start_ticks
 
 log = logging.getLogger(__name__)
 
@@ -49,18 +49,20 @@ def _request(pane: PaneSnapshot, cwd: str, window: int) -> SpawnRequest:
     )
 
 
-def _checkpoint_offer(table: PaneTable, saved: PaneSnapshot, notes: list[str]) -> str | None:
+def _checkpoint_offer(
+    checkpoints: CheckpointStore | None, saved: PaneSnapshot, notes: list[str]
+) -> str | None:
     """The reference the relaunched application gets back; None (with a visible note and
     a log line) when its checkpoint is missing or not its own. Never another's state;
     the file is left as it is."""
     ref = saved.checkpoint
-    if ref is None or table.checkpoints is None:
+    if ref is None or checkpoints is None:
         return None
     why = ""
     try:
         if ref.invocation != saved.invocation:
             raise CheckpointProblem("the snapshot names another invocation's checkpoint")
-        record = table.checkpoints.read(ref.invocation)
+        record = checkpoints.read(ref.invocation)
         if record.generation < ref.generation:
             raise CheckpointProblem("the checkpoint file is older than the snapshot says")
     except FileNotFoundError:
@@ -80,7 +82,11 @@ def _still_running(saved: PaneSnapshot) -> bool:
     return start_ticks(saved.pid) == saved.start_ticks
 
 
-def restore_session(table: PaneTable, session: Session, home: str) -> list[RestoreProblem]:
+def restore_session(
+    table: PaneTable, session: Session, home: str, checkpoints: CheckpointStore | None
+) -> list[RestoreProblem]:
+    """Start the saved panes again; `checkpoints`: where applications' references are
+    (None: the resurrection adapter is off)."""
     saved_at = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(session.saved_at))
     panes = {pane.id: pane for pane in session.panes}
     problems: list[RestoreProblem] = []
@@ -106,7 +112,7 @@ def restore_session(table: PaneTable, session: Session, home: str) -> list[Resto
             if not os.path.isdir(cwd):
                 notes.append(f"mux: {cwd} no longer exists; started in {home} instead")
                 cwd = home
-            offer = _checkpoint_offer(table, saved, notes)
+            offer = _checkpoint_offer(checkpoints, saved, notes)
             if saved.replay is not None:
                 notes.append(f"mux: typing again at the first prompt: {saved.replay}")
             try:

@@ -6,9 +6,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from mux.state.durable import durable_write
-from mux.state.quarantine import quarantine
 from mux.state.schema import Session, SnapshotError, migrate
+from mux.system.durable import durable_write
+from mux.system.quarantine import quarantine
 
 
 class SnapshotRefused(Exception):

@@ -10,7 +10,7 @@ import os
 from pathlib import Path
 from typing import IO
 
-from mux.paths import Paths
+from mux.system.paths import Paths
 
 
 class AlreadyLocked(Exception):

@@ -7,7 +7,7 @@ import logging
 import socket
 from collections.abc import Callable
 
-from mux.peercred import PeerCredentials, PeerUnknown, peer_credentials
+from mux.system.peercred import PeerCredentials, PeerUnknown, peer_credentials
 
 log = logging.getLogger(__name__)
 

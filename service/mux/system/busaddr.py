@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from mux.paths import Paths
+from mux.system.paths import Paths
 
 
 class BusKind(StrEnum):

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from mux.busaddr import socket_answers
+from mux.system.busaddr import socket_answers
 
 log = logging.getLogger(__name__)
 

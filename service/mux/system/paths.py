@@ -34,7 +34,7 @@ class Paths:
 
     @property
     def upgrade_outcome(self) -> Path:
-        """The last upgrade's outcome, for `muxctl upgrade` (see mux.init.upgrade)."""
+        """The last upgrade's outcome, for `muxctl upgrade` (see mux.lifecycle.upgrade)."""
         return self.runtime / "upgrade.json"
 
     @property

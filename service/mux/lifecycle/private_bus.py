@@ -8,8 +8,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from mux.busaddr import unix_address
 from mux.protocol.environment import without_service_variables
+from mux.system.busaddr import unix_address
 
 log = logging.getLogger(__name__)
 

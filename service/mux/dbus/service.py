@@ -1,0 +1,23 @@
+"""What `org.mux.Mux1.Manager` asks of the rest of muxd beyond the pane table.
+
+The lifecycle layer implements it (snapshots, upgrades, the last session's
+problems); the D-Bus layer below it only sees this interface.
+"""
+
+from typing import Protocol
+
+from mux.protocol.restore_problems import UnrestoredPane
+
+
+class ManagerService(Protocol):
+    async def snapshot(self) -> tuple[str, int]:
+        """Save now; (path, generation) once the snapshot is durable on disk."""
+        ...
+
+    async def upgrade(self) -> None:
+        """Refuse (Unavailable) or prove the new program starts; the exec follows."""
+        ...
+
+    def unrestored_panes(self) -> list[UnrestoredPane]:
+        """The last session's panes not started again (id 0: the whole session)."""
+        ...

@@ -1,1 +1,0 @@
-"""How the service meets its environment: buses, readiness, process lifecycle."""

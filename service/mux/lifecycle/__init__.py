@@ -1,0 +1,1 @@
+"""The service's lifecycle: start, serve, upgrade, stop (the top layer)."""

@@ -1,0 +1,1 @@
+"""OS-level helpers and library adapters: the bottom layer (see .importlinter)."""
