@@ -1,0 +1,238 @@
+"""The control plane: mux on D-Bus.
+
+It chooses the bus (docs/paths.md#bus-discovery: the session bus, else mux's own
+private `dbus-daemon` at `<runtime>/bus`, started here when none answers),
+connects, exports the Manager and every pane, owns `org.mux.Mux1`, and
+serves until asked to stop or the connection is lost. An upgrade closes the
+connection on purpose; if its exec then fails, the control plane connects again
+and goes on serving.
+"""
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import time
+
+from dbus_fast import AuthError, Message, NameFlag, RequestNameReply
+
+from mux.attach.hub import AttachHub
+from mux.dbus.caller import note_sender
+from mux.dbus.manager_iface import ManagerInterface
+from mux.dbus.publisher import BusPublisher, MuxMessageBus
+from mux.dbus.service import ManagerService
+from mux.lifecycle.private_bus import START_TIMEOUT_SECONDS, PrivateBusError, start_private_bus
+from mux.lifecycle.startup import StartupError
+from mux.panes.exits import Reapable
+from mux.panes.process import ChildProcess
+from mux.panes.table import PaneTable
+from mux.protocol.names import BUS_NAME, ROOT_PATH
+from mux.system.busaddr import BusKind, choose_bus, socket_answers
+from mux.system.dbus_adapter import close_after_sending, close_received_fds, tolerate_full_socket
+from mux.system.notify import Supervisor
+from mux.system.paths import Paths
+
+log = logging.getLogger(__name__)
+
+# How long the private dbus-daemon may take to go at stop before it is killed.
+PRIVATE_BUS_STOP_SECONDS = 5.0
+
+
+class ControlPlane:
+    def __init__(
+        self,
+        paths: Paths,
+        supervisor: Supervisor,
+        table: PaneTable,
+        attach: AttachHub | None,
+        *,
+        private_bus_pid: int | None,
+    ) -> None:
+        """`private_bus_pid`: mux's own dbus-daemon, started by the muxd this one replaced
+        in an upgrade (still our child)."""
+        self._paths = paths
+        self._supervisor = supervisor
+        self._table = table
+        self._attach = attach
+        self._private_bus: Reapable | None = (
+            ChildProcess(private_bus_pid) if private_bus_pid is not None else None
+        )
+        self.address = ""
+        self.bus_kind = ""
+        self._bus: MuxMessageBus | None = None
+        self._manager: ManagerInterface | None = None
+        self._service: ManagerService | None = None
+        self._closed_on_purpose: MuxMessageBus | None = None
+        self._reconnected = asyncio.Event()
+
+    @property
+    def private_bus_pid(self) -> int | None:
+        return self._private_bus.pid if self._private_bus is not None else None
+
+    # -- start ------------------------------------------------------------------------
+
+    def choose_bus(self) -> None:
+        """Which bus to serve on; starts mux's private bus when that one is chosen and
+        nothing answers there."""
+        choice = choose_bus(self._paths)
+        self.address, self.bus_kind = choice.address, str(choice.kind)
+        if choice.kind is BusKind.PRIVATE and self._private_bus is None:
+            self._start_private_bus()
+        if self._private_bus is not None:
+            self._table.exits.watch(self._private_bus, self._private_bus_exited)
+
+    def _start_private_bus(self) -> None:
+        if socket_answers(self._paths.private_bus):
+            return  # left by a muxd that died: still good
+        self._supervisor.extend_timeout(START_TIMEOUT_SECONDS + 5)
+        try:
+            self._private_bus = start_private_bus(self._paths.private_bus)
+        except PrivateBusError as e:
+            raise StartupError(str(e)) from None
+
+    async def connect(self, service: ManagerService) -> None:
+        """Connect, publish the Manager and every pane, own the name."""
+        self._service = service
+        # Unix fds: OpenAttach answers with a socket. A bus that cannot pass fds
+        # (not a Unix socket) still serves everything else.
+        try:
+            bus = await self._connect_bus(negotiate_unix_fd=True)
+            passes_fds = True
+        except AuthError:
+            bus = await self._connect_bus(negotiate_unix_fd=False)
+            passes_fds = False
+            log.warning("the %s bus cannot pass file descriptors: no OpenAttach", self.bus_kind)
+        tolerate_full_socket(bus)
+        bus.add_message_handler(close_received_fds)
+        bus.add_message_handler(note_sender)
+        manager = ManagerInterface(
+            self._table,
+            service=service,
+            attach=self._attach,
+            hand_over_fd=(lambda fd: close_after_sending(bus, fd)) if passes_fds else None,
+        )
+        bus.export(ROOT_PATH, manager)
+        publisher = BusPublisher(bus, manager)
+        for pane in self._table:
+            publisher.pane_added(pane)
+        self._table.replace_observer(BusPublisher, publisher)
+        reply = await bus.request_name(BUS_NAME, NameFlag.DO_NOT_QUEUE)
+        if reply not in (RequestNameReply.PRIMARY_OWNER, RequestNameReply.ALREADY_OWNER):
+            bus.disconnect()
+            raise StartupError(f"another service already owns {BUS_NAME} on this bus")
+        self._bus, self._manager = bus, manager
+
+    async def _connect_bus(self, *, negotiate_unix_fd: bool) -> MuxMessageBus:
+        bus = MuxMessageBus(bus_address=self.address, negotiate_unix_fd=negotiate_unix_fd)
+        try:
+            await bus.connect()
+        except AuthError:
+            if negotiate_unix_fd:
+                raise
+            raise StartupError(f"cannot connect to the {self.bus_kind} bus: refused") from None
+        except Exception as e:  # dbus-fast raises several types here
+            raise StartupError(f"cannot connect to the {self.bus_kind} bus: {e}") from None
+        return bus
+
+    def snapshot_saved(self, generation: int) -> None:
+        if self._manager is not None:
+            self._manager.SnapshotSaved(generation)
+
+    # -- serve ------------------------------------------------------------------------
+
+    async def serve(self, stopping: asyncio.Event) -> int:
+        """Until `stopping` is set (0), or the bus goes away (1). A connection closed on
+        purpose (an upgrade) is no loss: the next one, after a failed exec, is waited for."""
+        stopped = asyncio.ensure_future(stopping.wait())
+        try:
+            while True:
+                assert self._bus is not None
+                bus = self._bus
+                lost = asyncio.ensure_future(bus.wait_for_disconnect())  # type: ignore[no-untyped-call]
+                await asyncio.wait({lost, stopped}, return_when=asyncio.FIRST_COMPLETED)
+                if stopped.done():
+                    lost.cancel()
+                    return 0
+                reason = _disconnect_reason(lost)
+                if bus is not self._closed_on_purpose:
+                    log.error("lost the connection to the bus (%s); stopping", reason)
+                    return 1
+                reconnected = asyncio.ensure_future(self._reconnected.wait())
+                await asyncio.wait({reconnected, stopped}, return_when=asyncio.FIRST_COMPLETED)
+                reconnected.cancel()
+                self._reconnected.clear()
+        finally:
+            stopped.cancel()
+
+    # -- upgrade ----------------------------------------------------------------------
+
+    async def flush(self) -> None:
+        """A round trip to the bus daemon: everything sent before it (an Upgrade reply
+        among it) has been written once its answer is back."""
+        assert self._bus is not None
+        await self._bus.call(
+            Message(
+                destination="org.freedesktop.DBus",
+                path="/org/freedesktop/DBus",
+                interface="org.freedesktop.DBus",
+                member="GetId",
+            )
+        )
+
+    async def close_for_upgrade(self) -> None:
+        """Leave the bus before the exec: the new muxd takes the name."""
+        bus = self._bus
+        if bus is None:
+            return
+        self._closed_on_purpose = bus
+        bus.disconnect()
+        with contextlib.suppress(Exception):  # whatever it ends with, it is closed
+            await bus.wait_for_disconnect()  # type: ignore[no-untyped-call]
+
+    async def reopen_after_failed_upgrade(self) -> None:
+        """The exec failed: serve on the bus again (StartupError if that fails)."""
+        if self._bus is not None and self._bus.connected:
+            return
+        assert self._service is not None
+        try:
+            await self.connect(self._service)
+        finally:
+            self._reconnected.set()
+
+    # -- stop -------------------------------------------------------------------------
+
+    def disconnect(self) -> None:
+        if self._bus is not None and self._bus.connected:
+            self._bus.disconnect()
+
+    def _private_bus_exited(self, status: int) -> None:
+        log.error("the private dbus-daemon exited with status %d", status)
+        self._private_bus = None
+
+    def stop_private_bus(self) -> None:
+        process = self._private_bus
+        if process is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(process.pid, signal.SIGTERM)
+        deadline = time.monotonic() + PRIVATE_BUS_STOP_SECONDS
+        while process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)  # shutting down: nothing else left to serve
+        if process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(process.pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(process.pid, 0)
+        with contextlib.suppress(FileNotFoundError):
+            self._paths.private_bus.unlink()
+
+
+def _disconnect_reason(lost: "asyncio.Future[object]") -> str:
+    """Why a connection ended, in words for the log (dbus-fast raises the cause)."""
+    if lost.cancelled():
+        return "cancelled"
+    error = lost.exception()
+    if error is None:
+        return "closed by the bus"
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__

@@ -1,0 +1,223 @@
+"""The session on disk: what the last muxd left, restoring it, and keeping it current.
+
+At a cold start the keeper reads `session.json` (removing unfinished writes of
+a muxd that died, quarantining what it must refuse), then either restores the
+panes or, with `restore = false`, keeps the session aside as
+`session.previous.json`. From then on it owns the autosaver: every change to
+the pane table marks the session dirty, `Snapshot` saves at once, an upgrade
+holds saving across the exec, and the stop takes the final snapshot. What
+could not be restored is kept and reported (docs/dbus-api.md#snapshots-and-upgrades).
+"""
+
+import asyncio
+import json
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from mux.config import Settings
+from mux.panes.table import PaneTable
+from mux.protocol.errors import Unavailable
+from mux.protocol.restore_problems import UnrestoredPane
+from mux.resurrection.checkpoints import CheckpointStore
+from mux.state.autosaver import Autosaver, Stopped
+from mux.state.capture import capture_session
+from mux.state.restore import RestoreProblem, restore_session
+from mux.state.schema import Session
+from mux.state.session_file import SnapshotRefused, read_session
+from mux.system.durable import DurableWriteError, durable_write, remove_stale_temporaries
+from mux.system.notify import Supervisor
+from mux.system.paths import Paths
+from mux.system.quarantine import quarantine
+
+log = logging.getLogger(__name__)
+
+# How long the service manager may wait for many panes to start again.
+RESTORE_TIMEOUT_SECONDS = 60
+
+
+class SessionKeeper:
+    def __init__(
+        self,
+        settings: Settings,
+        paths: Paths,
+        table: PaneTable,
+        checkpoints: CheckpointStore,
+        *,
+        resumed_generation: int | None,
+        saved: Callable[[int], None],
+        failed: Callable[[], None],
+    ) -> None:
+        """`resumed_generation`: the last snapshot's generation, handed over by the muxd
+        this one replaced in an upgrade (None: a cold start). `saved(generation)`: a
+        snapshot is durable; `failed()`: saving failed (the status should say so)."""
+        self._settings = settings
+        self._paths = paths
+        self._table = table
+        self._checkpoints = checkpoints
+        self._resumed_generation = resumed_generation
+        self._saved = saved
+        self._failed = failed
+        self._autosaver: Autosaver | None = None
+        self._problems: list[RestoreProblem] = []
+        self.session_problem = ""  # the last session was refused or unreadable
+        self._generation_floor = 0
+        self._saving_disabled = False
+        self._carried_over = False
+
+    # -- start --------------------------------------------------------------------
+
+    def load(self) -> Session | None:
+        """The snapshot on disk: to restore, and so that generations only grow."""
+        file = self._paths.session_file
+        if stale := remove_stale_temporaries(file):
+            log.info("removed %d unfinished snapshot write(s) of a muxd that died", len(stale))
+        try:
+            return read_session(file, self._paths.quarantine)
+        except SnapshotRefused as e:
+            log.error("%s; it was moved to %s", e, e.quarantined_as)
+            self.session_problem = f"{e}; it was moved to {e.quarantined_as.name} in quarantine"
+            self._generation_floor = _generation_of(e.quarantined_as)
+            return None
+        except OSError as e:
+            # Not readable now (EIO, EACCES) is not "absent": it must not be
+            # replaced by the first autosave. Moved aside, or saving stays off.
+            reason = f"the session snapshot cannot be read ({e.strerror})"
+            log.error("%s", reason)
+            try:
+                moved = quarantine(file, self._paths.quarantine, reason)
+            except OSError:
+                self.session_problem = f"{reason}; saving is off until it is fixed"
+                self._saving_disabled = True
+                return None
+            self.session_problem = f"{reason}; it was moved to {moved.name} in quarantine"
+            return None
+
+    def restore(self, saved: Session, supervisor: Supervisor) -> None:
+        """Start the saved panes again, or keep the session aside when restore is off."""
+        if not self._settings.restore:
+            self._keep_unrestored(saved)
+            return
+        supervisor.extend_timeout(RESTORE_TIMEOUT_SECONDS)
+        home = os.environ.get("HOME") or os.path.expanduser("~")
+        self._problems = restore_session(self._table, saved, home, self._checkpoints)
+        log.info(
+            "restored %d of %d panes from snapshot generation %d",
+            len(self._table),
+            len(saved.panes),
+            saved.generation,
+        )
+
+    def _keep_unrestored(self, saved: Session) -> None:
+        """restore = false: the last session is not relaunched, but not thrown away
+        either: it stays as session.previous.json before anything replaces it."""
+        previous = self._paths.session_file.with_name("session.previous.json")
+        try:
+            durable_write(previous, saved.model_dump_json(indent=1).encode() + b"\n")
+        except DurableWriteError as e:
+            log.error("the unrestored session could not be kept: %s", e)
+            return
+        log.info("restore is off; the last session is kept as %s", previous)
+
+    def start_saving(self, loop: asyncio.AbstractEventLoop, saved: Session | None) -> None:
+        """Generations go on from the last snapshot (or a refused one's number)."""
+        if self._resumed_generation is not None:
+            generation = self._resumed_generation
+        else:
+            generation = saved.generation if saved is not None else self._generation_floor
+        self._autosaver = Autosaver(
+            loop,
+            self._paths.session_file,
+            self._capture,
+            generation=generation,
+            saved=self._saved,
+            failed=lambda _reason: self._failed(),
+        )
+        self._carried_over = self._resumed_generation is not None or (
+            saved is not None and self._settings.restore
+        )
+
+    def save_carried_over_session(self) -> None:
+        """Once serving: a resumed or restored session is saved by this muxd."""
+        if self._autosaver is not None and self._carried_over:
+            self._autosaver.mark_dirty()
+
+    def _capture(self, generation: int) -> Session:
+        self._table.sample_cwds()  # where each program is right now, not up to 10 s ago
+        kept = [(problem.pane, problem.window) for problem in self._problems]
+        return capture_session(self._table, generation, kept, self._settings.replay_commands)
+
+    # -- serve --------------------------------------------------------------------
+
+    def table_changed(self) -> None:
+        if self._autosaver is not None and not self._saving_disabled:
+            self._autosaver.mark_dirty()
+
+    @property
+    def generation(self) -> int:
+        return self._autosaver.generation if self._autosaver is not None else 0
+
+    @property
+    def notes(self) -> list[str]:
+        """What the status line should say before anything else."""
+        error = self._autosaver.last_error if self._autosaver is not None else ""
+        return [note for note in (error, self.session_problem) if note]
+
+    @property
+    def not_restored(self) -> int:
+        return len(self._problems)
+
+    async def snapshot(self) -> tuple[str, int]:
+        if self._autosaver is None:
+            raise Unavailable("mux is still starting; try again in a moment")
+        try:
+            generation = await self._autosaver.save_now()
+        except DurableWriteError as e:
+            raise Unavailable(str(e)) from None
+        except Stopped:
+            raise Unavailable("mux is stopping or upgrading; that saves the session") from None
+        return str(self._paths.session_file), generation
+
+    def unrestored_panes(self) -> list[UnrestoredPane]:
+        # The whole session refused (quarantined, unreadable): one entry with id 0.
+        whole = [UnrestoredPane(0, (), "", "", self.session_problem)]
+        return (whole if self.session_problem else []) + [
+            UnrestoredPane(
+                problem.pane.id,
+                tuple(problem.pane.argv),
+                problem.pane.cwd.path,
+                problem.pane.title,
+                problem.reason,
+            )
+            for problem in self._problems
+        ]
+
+    # -- upgrade and stop -----------------------------------------------------------
+
+    async def hold_for_upgrade(self) -> None:
+        """The session on disk is current, and no write is in flight across the exec."""
+        assert self._autosaver is not None
+        await self._autosaver.save_now()
+        await self._autosaver.hold()
+
+    def release(self) -> None:
+        """The upgrade failed: saving goes on."""
+        if self._autosaver is not None:
+            self._autosaver.release()
+
+    async def final(self) -> None:
+        """The final snapshot, of one moment: first every acknowledged application
+        checkpoint, then the panes frozen (no output read) while it is captured."""
+        await self._table.quiesce_checkpoints()
+        if self._autosaver is not None:
+            await self._autosaver.final(participants=[self._table])
+
+
+def _generation_of(path: Path) -> int:
+    """The generation a refused snapshot claims, if any: generations only grow."""
+    try:
+        value = json.loads(path.read_bytes()).get("generation", 0)
+    except (OSError, ValueError, AttributeError):
+        return 0
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
