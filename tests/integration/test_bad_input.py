@@ -401,7 +401,8 @@ def test_rapid_spawn_and_kill(service: Service) -> None:
 def test_emulator_failures_cost_the_screen_not_the_service(service: Service) -> None:
     """The emulator (avt) panics on a wide character squeezed into one column, whether a
     client resizes the pane or the program prints it. The pane keeps working with a reset
-    screen, the sizes stay consistent, and no non-SPEC error name reaches a client."""
+    screen, the sizes stay consistent, and no error name outside docs/dbus-api.md#errors
+    reaches a client."""
     wide = service.spawn(["sh", "-c", "printf '漢字'; exec sleep 60"])
     service.wait_screen(wide, "漢字")
     out = service.busctl(

@@ -1,4 +1,4 @@
-"""SPEC §3, method by method: through our own client and through busctl and gdbus.
+"""docs/dbus-api.md, method by method: through our own client and through busctl and gdbus.
 
 Every pane runs a real program on a real PTY; what a test asserts about a pane
 (its cwd, environment, terminal size) it checks inside the pane as well as in
@@ -39,7 +39,8 @@ PROPERTIES = "org.freedesktop.DBus.Properties"
 OBJECT_MANAGER = "org.freedesktop.DBus.ObjectManager"
 CONDITIONAL_KILL = 0x00200000
 
-# SPEC §3: the pane object's properties and the ListPanes fields, with their types.
+# docs/dbus-api.md#pane-objects: the pane object's properties and the ListPanes fields,
+# with their types.
 PANE_PROPERTY_TYPES = {
     "Id": "t",
     "Pid": "u",
@@ -152,7 +153,7 @@ STTY_LOOP = ["sh", "-c", 'stty -echo; while read -r _; do echo "size=$(stty size
 def test_spawn_explicit_argv_runs_exactly_that_argv(service: Service) -> None:
     argv = ["sh", "-c", 'echo "args:$0:$1:$2"; exec sleep 60', "zero", "one two", "three"]
     pane_id, instance, path = spawn_reply(service, {"argv": Variant("as", argv)})
-    assert pane_id == 1, "pane ids start at 1 in a new id space (SPEC §5)"
+    assert pane_id == 1, "pane ids start at 1 in a new id space"
     assert instance == b"", "without bind_instance the instance is an empty ay"
     assert path == pane_path(pane_id)
     service.wait_screen(pane_id, "args:zero:one two:three")

@@ -1,6 +1,7 @@
-"""KillIf and the instance token (SPEC §5): every refusal kills nothing, every use path
-marks, the spawner's own reads do not count, the token survives an upgrade and not a
-restart, and a read racing a kill never sees both succeed."""
+"""KillIf and the instance token (docs/dbus-api.md#instance-token-and-conditional-kill):
+every refusal kills nothing, every use path marks, the spawner's own reads do not count,
+the token survives an upgrade and not a restart, and a read racing a kill never sees both
+succeed."""
 
 from __future__ import annotations
 

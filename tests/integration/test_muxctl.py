@@ -1,5 +1,6 @@
-"""muxctl end to end (SPEC §2, §7): every verb, human and JSON output, exit statuses,
-autostart of muxd, visible startup failures and the runtime-directory safety checks.
+"""muxctl end to end (docs/paths.md, docs/muxctl.md): every verb, human and JSON output,
+exit statuses, autostart of muxd, visible startup failures and the runtime-directory
+safety checks.
 
 Everything here runs the real `muxctl` and `muxd` (and a real dbus-daemon) as
 separate processes; a muxd that muxctl started in the background is found
@@ -37,7 +38,7 @@ VERBS = (
     "upgrade",
 )
 
-# SPEC §3, ListPanes: each entry's fields and their JSON types.
+# docs/dbus-api.md#manager-methods, ListPanes: each entry's fields and their JSON types.
 LIST_PANES_FIELDS: dict[str, type] = {
     "id": int,
     "pid": int,
@@ -458,7 +459,7 @@ def test_kill_if(service: Service) -> None:
     assert bound["id"] not in ls_json(service)
 
 
-# -- exit statuses (SPEC §7) ---------------------------------------------------
+# -- exit statuses (docs/muxctl.md) ---------------------------------------------------
 
 ARGPARSE_ERRORS = [
     (),
@@ -736,7 +737,7 @@ def test_autostart_reports_muxd_startup_failure(
         assert not name_owned(idle.env["DBUS_SESSION_BUS_ADDRESS"])
 
 
-# -- runtime directory safety (SPEC §2) ----------------------------------------
+# -- runtime directory safety (docs/paths.md) ----------------------------------------
 
 
 def _shared_mode(runtime: Path, mode: int) -> str:

@@ -441,7 +441,7 @@ def _job_of(shell_pid: int, argv0: str) -> int | None:
 
 @pytest.mark.parametrize("how", ["kill", "stop"])
 def test_closing_ends_a_foreground_job_that_ignores_hangup(tmp_root: Path, how: str) -> None:
-    """`Kill` is an unconditional close (SPEC §3): the shell goes with the hangup, and a
+    """`Kill` is an unconditional close (docs/dbus-api.md): the shell goes with the hangup, and a
     job of its (in its own process group, same session) that ignores SIGHUP is killed
     when the grace period ends — by Kill, and when the service stops."""
     svc = Service(tmp_root, bus_address=None, config="kill_grace_seconds = 0.5\n").start()

@@ -1,4 +1,4 @@
-"""Snapshots (SPEC §3 Snapshot, SnapshotSaved): on demand, continuous, final at stop,
+"""Snapshots (docs/dbus-api.md#snapshots-and-upgrades): on demand, continuous, final at stop,
 and never a file that does not parse, whatever happens to muxd."""
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""Graceful upgrade (SPEC §3 `Upgrade`): muxd re-executes in place; panes never notice."""
+"""Graceful upgrade (docs/dbus-api.md#snapshots-and-upgrades): muxd re-executes in place;
+panes never notice."""
 
 from __future__ import annotations
 

@@ -220,7 +220,7 @@ def test_doctor_reports_what_is_installed_and_running(user_systemd: UserSystemd)
 
 
 def test_systemctl_start_mux_after_install(user_systemd: UserSystemd) -> None:
-    """SPEC §1: `systemctl --user start mux` works once the units are installed, and
+    """docs/systemd.md: `systemctl --user start mux` works once the units are installed, and
     (Type=notify) returns only once muxd is ready: its name is already owned."""
     installed(user_systemd)
     user_systemd.systemctl("start", "mux")

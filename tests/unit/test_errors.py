@@ -1,9 +1,9 @@
-"""Every error of SPEC §3 exists with exactly its D-Bus name."""
+"""Every error of docs/dbus-api.md#errors exists with exactly its D-Bus name."""
 
 from mux.protocol import errors
 from mux.protocol.names import ERROR_PREFIX
 
-SPEC_NAMES = {
+DOCUMENTED_NAMES = {
     "NoSuchPane",
     "InvalidArgument",
     "SpawnFailed",
@@ -15,7 +15,7 @@ SPEC_NAMES = {
 
 def test_error_names_match_the_spec() -> None:
     assert {cls.dbus_name for cls in errors.ERROR_TYPES} == {
-        ERROR_PREFIX + name for name in SPEC_NAMES
+        ERROR_PREFIX + name for name in DOCUMENTED_NAMES
     }
     assert ERROR_PREFIX == "org.mux.Mux1.Error."
 

@@ -1,4 +1,4 @@
-"""XDG paths (SPEC §2) and the runtime dir checks."""
+"""XDG paths (docs/paths.md) and the runtime dir checks."""
 
 import os
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""Spawn option validation (SPEC §3): every option, every refusal names what is wrong."""
+"""Spawn option validation (docs/dbus-api.md): every option, every refusal names what is wrong."""
 
 import pytest
 

@@ -28,7 +28,7 @@ SERVICE_ONLY_VARIABLES = frozenset(
 )
 
 
-# Where an application-resurrection/1 client finds its endpoint (SPEC §6).
+# Where an application-resurrection/1 client finds its endpoint (docs/resurrection-protocol.md).
 ENDPOINT_VARIABLE = "APPLICATION_RESURRECTION_SOCKET"
 
 

@@ -14,7 +14,7 @@ from mux.protocol.names import ERROR_PREFIX
 class MuxError(Exception):
     """Base of every refusal the service answers with a named error.
 
-    Only the subclasses are raised: each carries one of SPEC §3's names.
+    Only the subclasses are raised: each carries one of the names in docs/dbus-api.md#errors.
     """
 
     dbus_name: ClassVar[str]

@@ -1,4 +1,5 @@
-"""Public names pinned by SPEC.md: bus name, object paths, interfaces, feature bits."""
+"""Public names of the contract (docs/dbus-api.md, docs/paths.md): bus name, object paths,
+interfaces, feature bits."""
 
 from typing import Final, Literal
 
@@ -9,11 +10,11 @@ MANAGER_INTERFACE: Final = "org.mux.Mux1.Manager"
 PANE_INTERFACE: Final = "org.mux.Mux1.Pane"
 ERROR_PREFIX: Final = "org.mux.Mux1.Error."
 
-# Features bit flags (SPEC §3).
+# Features bit flags (docs/dbus-api.md).
 FEATURE_CONDITIONAL_KILL: Final = 0x00200000
 
 
-# Where a pane's working directory is known from (SPEC §3 CwdSource).
+# Where a pane's working directory is known from (docs/dbus-api.md#pane-objects).
 CwdSource = Literal["launch", "shell", "process"]
 
 

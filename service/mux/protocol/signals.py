@@ -1,4 +1,4 @@
-"""Signal names accepted by `Signal` (SPEC §3): "TERM", "HUP", "INT", "KILL", ..."""
+"""Signal names accepted by `Signal` (docs/dbus-api.md): "TERM", "HUP", "INT", "KILL", ..."""
 
 import signal
 

@@ -1,4 +1,4 @@
-"""Validation of the `Spawn` options dictionary (SPEC §3), without any D-Bus types.
+"""Validation of the `Spawn` options dictionary (docs/dbus-api.md), without any D-Bus types.
 
 The D-Bus layer hands over each option as `(signature, value)`; this module
 checks names, types and values and returns a `SpawnRequest`, or raises

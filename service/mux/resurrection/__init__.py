@@ -1,1 +1,2 @@
-"""application-resurrection/1 (SPEC §6): per-launch endpoints, ownership, checkpoints."""
+"""application-resurrection/1 (docs/resurrection-protocol.md): per-launch endpoints,
+ownership, checkpoints."""

@@ -1,4 +1,5 @@
-"""A client of application-resurrection/1 (SPEC §6), for applications that run in mux.
+"""A client of application-resurrection/1 (docs/resurrection-protocol.md), for
+applications that run in mux.
 
     client = ResurrectionClient.connect("notes")     # None outside mux
     if client is not None and client.offer is not None:

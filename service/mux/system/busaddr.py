@@ -1,4 +1,4 @@
-"""Which D-Bus bus mux lives on (SPEC §2), for muxd and muxctl alike.
+"""Which D-Bus bus mux lives on (docs/paths.md), for muxd and muxctl alike.
 
 Order: `DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus` (the systemd
 user bus), else mux's private bus at `<runtime>/bus`, which muxd starts when

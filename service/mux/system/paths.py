@@ -1,4 +1,4 @@
-"""XDG paths of SPEC §2 and the safety checks on the runtime directory.
+"""XDG paths of docs/paths.md and the safety checks on the runtime directory.
 
 Kept free of heavy imports: `muxctl` uses it on every call.
 """
