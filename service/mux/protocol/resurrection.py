@@ -1,9 +1,10 @@
-"""The `application-resurrection/1` protocol (SPEC §6): messages, without any I/O.
+"""The `application-resurrection/1` protocol, messages without any I/O
+(docs/resurrection-protocol.md#messages).
 
 One UTF-8 JSON object a line, at most MAX_LINE bytes with its newline. The
 host side (the service) reads a hello, answers exactly one of a restore offer
 or an error, then takes checkpoints and clears; the client side (the library
-in mux.resurrection_client) is the mirror image. A line that breaks the rules
+in mux.resurrection.client) is the mirror image. A line that breaks the rules
 is a `Violation` carrying the error code the host answers with; success and
 rejection are mutually exclusive by construction (one answer per hello).
 Clients fail closed on codes they do not know.
@@ -36,17 +37,34 @@ class Violation(Exception):
 
 
 class LineDecoder:
-    """Bytes in, lines out; never holds more than MAX_LINE bytes."""
+    """Bytes in, lines out. Every line it holds, the unterminated tail included, is at
+    most `max_line` bytes with its newline (docs/resurrection-protocol.md#messages): data
+    that would make any line longer is refused whole before it is buffered."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_line: int = MAX_LINE) -> None:
+        self._max_line = max_line
         self._buffer = bytearray()
+        self._tail = 0  # bytes after the last newline in the buffer (a line not yet ended)
 
     def receive_data(self, data: bytes) -> None:
+        """Violation (and nothing kept) if a line in `data` would be too long."""
+        length = self._tail  # of the line being checked, without its newline
+        start = 0
+        while (newline := data.find(b"\n", start)) >= 0:
+            length += newline - start
+            if length >= self._max_line:  # with its newline it is over max_line
+                self._refuse()
+            length, start = 0, newline + 1
+        length += len(data) - start
+        if length >= self._max_line:  # even its newline would not fit any more
+            self._refuse()
         self._buffer += data
-        newline = self._buffer.find(b"\n")
-        if (newline < 0 and len(self._buffer) >= MAX_LINE) or newline >= MAX_LINE:
-            self._buffer.clear()
-            raise Violation(ErrorCode.INVALID_HANDSHAKE, f"a line longer than {MAX_LINE} bytes")
+        self._tail = length
+
+    def _refuse(self) -> None:
+        self._buffer.clear()
+        self._tail = 0
+        raise Violation(ErrorCode.INVALID_HANDSHAKE, f"a line longer than {self._max_line} bytes")
 
     def next_line(self) -> bytes | None:
         newline = self._buffer.find(b"\n")

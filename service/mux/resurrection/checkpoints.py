@@ -7,17 +7,59 @@ relaunched program continues that invocation). mux never interprets the
 reference. A file that is unreadable, of an unknown format, or about another
 invocation is a `CheckpointProblem`: the caller reports it; the file is left
 untouched.
+
+A checkpoint's generation is read, incremented and written as one step, one
+writer at a time (threads of this process, then other processes), so
+concurrent checkpoints of one invocation get distinct, increasing generations
+and the one acknowledged last is the one on disk
+(docs/resurrection-protocol.md#checkpoints-and-durability).
 """
 
+import asyncio
+import contextlib
+import fcntl
 import json
+import os
 import re
+import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
-from mux.system.durable import REAL_OPS, FileOps, durable_remove, durable_write
+from mux.system.durable import (
+    REAL_OPS,
+    DurableWriteError,
+    FileOps,
+    durable_remove,
+    durable_write,
+)
 
 FORMAT = 1
 _INVOCATION = re.compile(r"[0-9a-f]{32}")
+_turns: dict[Path, threading.Lock] = {}  # one per checkpoint file, shared by every store
+_turns_guard = threading.Lock()
+_LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC
+_Written = TypeVar("_Written", bound=int | None)  # a generation, or None for a clear
+
+
+@contextlib.contextmanager
+def _turn(path: Path, step: str) -> Iterator[None]:
+    """`path`'s read-increment-write (or removal) to itself. Its own lock file: the durable
+    writer's lock, taken again from another descriptor, would wait for itself. Failing
+    to take the turn is a DurableWriteError for `step`, as the write's own first step."""
+    with _turns_guard:
+        thread_turn = _turns.setdefault(path, threading.Lock())
+    with thread_turn:
+        try:
+            fd = os.open(path.with_name(f".{path.name}.generation.lock"), _LOCK_FLAGS, 0o600)
+        except OSError as e:
+            raise DurableWriteError(path, step, e, replaced=False) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
 
 
 class CheckpointProblem(Exception):
@@ -47,21 +89,28 @@ class CheckpointStore:
         """Durably on disk when it returns (blocking: run it off the event loop)."""
         path = self.path_for(invocation)
         try:
-            generation = self.read(invocation).generation + 1
-        except (CheckpointProblem, FileNotFoundError):
-            generation = 1
-        record = {
-            "format": FORMAT,
-            "invocation": invocation,
-            "application": application,
-            "reference": reference,
-            "generation": generation,
-        }
-        durable_write(path, json.dumps(record).encode() + b"\n", ops=self._ops)
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as e:
+            raise DurableWriteError(path, "preparing its directory", e, replaced=False) from None
+        with _turn(path, "preparing its directory"):
+            try:
+                generation = self.read(invocation).generation + 1
+            except (CheckpointProblem, FileNotFoundError):
+                generation = 1
+            record = {
+                "format": FORMAT,
+                "invocation": invocation,
+                "application": application,
+                "reference": reference,
+                "generation": generation,
+            }
+            durable_write(path, json.dumps(record).encode() + b"\n", ops=self._ops)
         return generation
 
     def clear(self, invocation: str) -> None:
-        durable_remove(self.path_for(invocation), ops=self._ops)
+        path = self.path_for(invocation)
+        with _turn(path, "removing it"):
+            durable_remove(path, ops=self._ops)
 
     def read(self, invocation: str) -> CheckpointRecord:
         """FileNotFoundError when there is none; CheckpointProblem when it is unusable."""
@@ -88,3 +137,54 @@ class CheckpointStore:
         if record.invocation != invocation:
             raise CheckpointProblem("the checkpoint file belongs to another invocation")
         return record
+
+
+class CheckpointWriter:
+    """One launch's checkpoint writes, off the event loop and one at a time, so `changed`
+    hears the generations (None: cleared) in the order they reached the disk; `idle` once
+    none is in flight (the final snapshot waits for that)."""
+
+    def __init__(
+        self,
+        store: CheckpointStore,
+        invocation: str,
+        loop: asyncio.AbstractEventLoop,
+        changed: Callable[[int | None], None],
+    ) -> None:
+        self.store = store
+        self.invocation = invocation
+        self._loop = loop
+        self._changed = changed
+        self._in_flight = 0
+        self._turn = asyncio.Lock()
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    async def write(self, application: str, reference: str) -> int:
+        """The generation written; DurableWriteError, CheckpointProblem or OSError if it
+        is not durable."""
+        return await self._in_turn(
+            lambda: self.store.write(self.invocation, application, reference)
+        )
+
+    async def clear(self) -> None:
+        def clear() -> None:
+            self.store.clear(self.invocation)
+
+        await self._in_turn(clear)
+
+    async def idle(self) -> None:
+        await self._idle.wait()
+
+    async def _in_turn(self, write: Callable[[], _Written]) -> _Written:
+        self._in_flight += 1
+        self._idle.clear()
+        try:
+            async with self._turn:
+                written = await self._loop.run_in_executor(None, write)
+                self._changed(written)
+                return written
+        finally:
+            self._in_flight -= 1
+            if not self._in_flight:
+                self._idle.set()

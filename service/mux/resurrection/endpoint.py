@@ -9,6 +9,10 @@ HELLO_TIMEOUT_SECONDS; a refused hello gets exactly one answer, then the
 connection is closed. A checkpoint is acknowledged only once it is durably on
 disk; a failure to persist answers checkpoint_failed and stops the endpoint.
 mux never interprets a reference and never executes anything from a message.
+A connection's requests are answered one at a time, in order; while
+QUEUED_REQUESTS of them wait, that connection is not read, so a client that
+writes faster than checkpoints become durable cannot grow the service's memory
+(docs/resurrection-protocol.md#the-endpoint, #messages).
 """
 
 import asyncio
@@ -18,13 +22,12 @@ import os
 import secrets
 import shutil
 import socket
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
 from mux.protocol import resurrection as ar
-from mux.resurrection.checkpoints import CheckpointProblem, CheckpointStore
+from mux.resurrection.checkpoints import CheckpointProblem, CheckpointStore, CheckpointWriter
 from mux.resurrection.ownership import verify_owner
 from mux.system.accepting import accept_with_credentials, serve
 from mux.system.durable import DurableWriteError
@@ -32,6 +35,7 @@ from mux.system.durable import DurableWriteError
 log = logging.getLogger(__name__)
 
 HELLO_TIMEOUT_SECONDS = 5.0
+QUEUED_REQUESTS = 8  # of a connection, waiting their turn: enough for a client that pipelines
 
 
 class Launch(Protocol):
@@ -71,9 +75,7 @@ class Endpoint:
         self.frozen = False  # the final snapshot is being taken: no new request
         self._loop = loop
         self._connections: set[_Connection] = set()
-        self._writes = 0  # checkpoint writes in flight
-        self._idle = asyncio.Event()
-        self._idle.set()
+        self.checkpoints = CheckpointWriter(store, invocation, loop, self._checkpoint_changed)
         self._socket = sock
         self._starting: set[asyncio.Task[object]] = set()
         sock.setblocking(False)
@@ -182,36 +184,15 @@ class Endpoint:
 
     # -- requests (the owner's, after its hello) --------------------------------------
 
-    async def checkpoint(self, application: str, reference: str) -> int:
-        """The generation written; DurableWriteError/CheckpointProblem if not durable."""
-        return await self._persist(
-            lambda: self.store.write(self.invocation, application, reference)
-        )
-
-    async def clear(self) -> None:
-        def clear() -> None:
-            self.store.clear(self.invocation)
-
-        await self._persist(clear)
-
-    async def _persist(self, write: "Callable[[], int | None]") -> int:
-        self._writes += 1
-        self._idle.clear()
-        try:
-            generation = await self._loop.run_in_executor(None, write)
-        finally:
-            self._writes -= 1
-            if not self._writes:
-                self._idle.set()
+    def _checkpoint_changed(self, generation: int | None) -> None:
         if self.launch is not None:
             self.launch.checkpoint_changed(generation)  # None: cleared
-        return generation or 0
 
     async def quiesce(self) -> None:
         """For the final snapshot: no new request is taken, and every write in flight
         has finished, when it returns."""
         self.frozen = True
-        await self._idle.wait()
+        await self.checkpoints.idle()
 
     def withdraw_offer(self) -> None:
         """The user has moved on (a later prompt or command): no later hello gets the
@@ -283,7 +264,7 @@ class _Connection(asyncio.Protocol):
         self._decoder = ar.LineDecoder()
         self._transport: asyncio.Transport | None = None
         self._application: str | None = None  # set by a successful hello
-        self._requests: asyncio.Queue[bytes] = asyncio.Queue()
+        self._requests: asyncio.Queue[bytes] = asyncio.Queue(QUEUED_REQUESTS)
         self._worker: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._closed = False
@@ -304,11 +285,25 @@ class _Connection(asyncio.Protocol):
         except ar.Violation as e:
             self._violation(e)
             return
-        while not self._closed and (line := self._decoder.next_line()) is not None:
+        self._take_lines()
+
+    def _take_lines(self) -> None:
+        """Move complete lines from the decoder to the queue while it has room; read the
+        connection only while it has (the lines left stay in the decoder, in order)."""
+        while not self._closed and not self._requests.full():
+            line = self._decoder.next_line()
+            if line is None:
+                break
             if self._application is None:
                 self._hello(line)
             else:
                 self._requests.put_nowait(line)
+        if self._transport is None or self._closed:
+            return
+        if self._requests.full():
+            self._transport.pause_reading()
+        else:  # the decoder holds no complete line any more
+            self._transport.resume_reading()
 
     def eof_received(self) -> bool:
         return False
@@ -355,22 +350,21 @@ class _Connection(asyncio.Protocol):
         assert self._application is not None
         while not self._closed:
             line = await self._requests.get()
+            self._take_lines()  # there is room again
             if self._endpoint.frozen:
                 return  # the service is stopping: the snapshot holds what was acknowledged
             try:
                 request = ar.parse_request(line)
             except ar.Violation as e:
-                self._write(ar.request_error(e.code))
-                self.close()
+                self._violation(e)
                 return
+            checkpoints = self._endpoint.checkpoints
             try:
                 if isinstance(request, ar.Checkpoint):
-                    generation = await self._endpoint.checkpoint(
-                        self._application, request.reference
-                    )
+                    generation = await checkpoints.write(self._application, request.reference)
                     self._write(ar.checkpointed(generation))
                 else:
-                    await self._endpoint.clear()
+                    await checkpoints.clear()
                     self._write(ar.cleared())
             except (DurableWriteError, CheckpointProblem, OSError) as e:
                 self._write(ar.checkpoint_failed())

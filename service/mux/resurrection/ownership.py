@@ -1,6 +1,7 @@
 """Whether the peer on a launch's endpoint is the launch's current execution owner.
 
-SPEC §6: the peer's pid (SO_PEERCRED / LOCAL_PEERPID) and uid (the service's).
+docs/resurrection-protocol.md#ownership: the peer's pid (SO_PEERCRED / LOCAL_PEERPID)
+and uid (the service's).
 An explicit launch accepts exactly the spawned pid. A shell launch accepts
 only an immediate child of the shell that is in the terminal's foreground
 process group: the program the user just started at the prompt, not a
