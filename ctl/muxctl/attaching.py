@@ -9,7 +9,8 @@ with a repaint), and while the service has not taken SERVICE_BACKLOG_BYTES of
 input the keyboard is not read. Nothing can block the loop, so the detach key
 and signals always work. When the service re-execs itself (an upgrade) it
 says so, and the client reconnects to the same pane: pane ids survive an
-upgrade.
+upgrade. What may be said when is a `ClientConversation`'s business
+(docs/attach-protocol.md#conversation).
 """
 
 import collections
@@ -23,6 +24,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mux.protocol import attach as proto
+from mux.protocol.attach_conversation import (
+    SERVICE_UPGRADING,
+    ClientConversation,
+    ClientFrame,
+    ServiceFrame,
+    State,
+)
 from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS
 from muxctl.errors import EXIT_FAILURE, EXIT_PRECONDITION, EXIT_USAGE, CtlError
 from muxctl.rawterm import RawTerminal, window_size
@@ -35,12 +43,12 @@ FLUSH_TIMEOUT_SECONDS = 2.0  # for the last output, once the attach has ended
 RECONNECT_TIMEOUT_SECONDS = 15.0
 DEFAULT_DETACH_KEY = "^\\"
 
-# Attach-protocol error codes (service/mux/attach/session.py) and D-Bus error
-# short names, as exit statuses (SPEC §7). Only refusals of a request leave
-# an attach going; any other code (an unknown one included) ends it.
+# ERROR codes (docs/attach-protocol.md#errors) as exit statuses (docs/muxctl.md#exit-statuses).
+# Only a refusal while attached leaves an attach going; any other code (an
+# unknown one included) ends it.
 _EXIT_STATUS_OF_CODE = {"InvalidArgument": EXIT_USAGE, "PreconditionFailed": EXIT_PRECONDITION}
-_REFUSALS = frozenset({"InvalidArgument", "PreconditionFailed", "Unavailable"})
-_UPGRADING = "ServiceUpgrading"
+# Keys and sizes not yet sent are forgotten at a detach; the rest moved the conversation on.
+_FORGETTABLE = frozenset({proto.FrameType.INPUT, proto.FrameType.RESIZE})
 _WATCHED_SIGNALS = (signal.SIGWINCH, signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 
@@ -83,24 +91,25 @@ class _Outgoing:
     """Frames for the service, written as the socket takes them."""
 
     def __init__(self) -> None:
-        self._frames: collections.deque[bytes] = collections.deque()
+        self._frames: collections.deque[tuple[proto.FrameType, bytes]] = collections.deque()
         self._offset = 0  # of the first frame, partly written
         self.size = 0
 
-    def add(self, *frames: proto.Frame) -> None:
-        for frame in frames:
-            data = proto.encode(frame)
-            self._frames.append(data)
-            self.size += len(data)
+    def add(self, kind: proto.FrameType, data: bytes) -> None:
+        self._frames.append((kind, data))
+        self.size += len(data)
 
     def drop_unsent(self) -> None:
-        """Forget every frame not yet begun (the framing stays whole)."""
-        while len(self._frames) > (1 if self._offset else 0):
-            self.size -= len(self._frames.pop())
+        """Forget the keys and sizes not yet begun (the framing stays whole)."""
+        begun = 1 if self._offset else 0
+        frames = list(self._frames)
+        kept = frames[:begun] + [f for f in frames[begun:] if f[0] not in _FORGETTABLE]
+        self._frames = collections.deque(kept)
+        self.size = sum(len(data) for _, data in kept) - self._offset
 
     def write_to(self, sock: socket.socket) -> None:
         while self._frames:
-            first = self._frames[0]
+            _, first = self._frames[0]
             try:
                 sent = sock.send(memoryview(first)[self._offset :])
             except BlockingIOError:
@@ -130,13 +139,12 @@ class AttachClient:
         self._in = input_fd
         self._out = output_fd
         self._sock: socket.socket | None = None
-        self._decoder = proto.FrameDecoder()
+        self._conversation = ClientConversation()
         self._to_service = _Outgoing()
         self._to_terminal = bytearray()
         self._keys_open = True
         self._detaching_since: float | None = None
         self._reconnect_until: float | None = None
-        self._attached = False
         self._notes: list[str] = []  # refusals, shown after the terminal is back
 
     # -- connection ---------------------------------------------------------------
@@ -154,11 +162,17 @@ class AttachClient:
             raise CtlError(f"cannot connect to mux's attach socket: {e.strerror}") from None
         sock.setblocking(False)
         self._sock = sock
-        self._attached = False
-        self._decoder = proto.FrameDecoder()
+        self._conversation = ClientConversation()
         self._to_service = _Outgoing()
         # Pipelined: the size first, so the first repaint is already at this size.
-        self._to_service.add(proto.Hello(), self._resize_frame(), proto.Attach(self._pane))
+        for frame in (proto.Hello(), self._resize_frame(), proto.Attach(self._pane)):
+            self._to_service.add(frame.kind, self._conversation.send(frame))
+
+    def _say(self, frame: ClientFrame) -> None:
+        """Queue `frame`, unless the conversation has gone past it (the service ended it,
+        or we said DETACH): keys and sizes then have nowhere to go."""
+        if self._conversation.allows(frame):
+            self._to_service.add(frame.kind, self._conversation.send(frame))
 
     def _resize_frame(self) -> proto.Resize:
         rows, cols = window_size(self._out)
@@ -294,10 +308,10 @@ class AttachClient:
         key = self._detach_key
         cut = data.find(key) if key is not None else -1
         if cut < 0:
-            self._to_service.add(proto.Input(data))
+            self._say(proto.Input(data))
             return None
         if cut:
-            self._to_service.add(proto.Input(data[:cut]))
+            self._say(proto.Input(data[:cut]))
         return self._start_detach()
 
     def _start_detach(self) -> Outcome | None:
@@ -306,7 +320,7 @@ class AttachClient:
             # Input the service has not taken yet is dropped: detaching must not
             # wait for a pane that reads nothing.
             self._to_service.drop_unsent()
-            self._to_service.add(proto.Detach())
+            self._say(proto.Detach())
         return None
 
     def _on_signals(self, wake_fd: int) -> Outcome | None:
@@ -316,11 +330,11 @@ class AttachClient:
             return None
         for signum in signals:
             if signum == signal.SIGWINCH:
-                self._to_service.add(self._resize_frame())
+                self._say(self._resize_frame())
             elif signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
                 name = signal.Signals(signum).name
                 self._to_service.drop_unsent()
-                self._to_service.add(proto.Detach())
+                self._say(proto.Detach())
                 if self._sock is not None:
                     with contextlib.suppress(_Gone):
                         self._to_service.write_to(self._sock)  # best effort, never waits
@@ -339,9 +353,9 @@ class AttachClient:
             data = b""
         if not data:
             raise _Gone
-        self._decoder.receive_data(data)
+        self._conversation.receive_data(data)
         try:
-            while (frame := self._decoder.next_frame()) is not None:
+            while (frame := self._conversation.next_event()) is not None:
                 if isinstance(frame, proto.Output | proto.Repaint):
                     self._to_terminal += frame.data
                     continue
@@ -354,10 +368,9 @@ class AttachClient:
             self._write_terminal()  # most often it all goes at once: no extra select
         return None
 
-    def _control(self, frame: proto.Frame) -> Outcome | None:
+    def _control(self, frame: ServiceFrame) -> Outcome | None:
         if isinstance(frame, proto.Attached):
             self._pane = frame.pane
-            self._attached = True
             self._reconnect_until = None
         elif isinstance(frame, proto.Exited):
             return Outcome(f"[pane {self._pane} exited with status {frame.status}]")
@@ -368,11 +381,11 @@ class AttachClient:
         return None
 
     def _error(self, error: proto.Error) -> Outcome | None:
-        if error.code == _UPGRADING:
+        if error.code == SERVICE_UPGRADING:
             # Also covers a connection the old muxd accepted just before its exec.
             self._reconnect_until = time.monotonic() + RECONNECT_TIMEOUT_SECONDS
             return None
-        if self._attached and error.code in _REFUSALS:
+        if self._conversation.service_state is State.ATTACHED:  # a refusal: it goes on
             self._notes.append(f"muxctl: {error.message}")
             return None
         status = _EXIT_STATUS_OF_CODE.get(error.code, EXIT_FAILURE)

@@ -1,4 +1,5 @@
-"""The attach protocol codec (SPEC §4): round trips, any split, garbage never escapes."""
+"""The attach protocol codec (docs/attach-protocol.md#frames): round trips, any split, garbage
+never escapes."""
 
 import struct
 

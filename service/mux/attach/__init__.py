@@ -1,1 +1,1 @@
-"""The attach data plane on `<runtime>/mux.sock` (SPEC §4)."""
+"""The attach data plane on `<runtime>/mux.sock` (docs/attach-protocol.md)."""

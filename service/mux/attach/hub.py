@@ -3,6 +3,11 @@
 Connections accepted on mux.sock and the sockets `OpenAttach` hands out both
 end up here. The hub watches the pane table, so a pane's exit reaches its
 clients as EXITED after the last of its output, and a closed pane ends them.
+
+The hub builds and drives its sessions; a session reaches back only through
+the `SessionHost` protocol it declares, so the dependency points one way. The
+hub works on any pane directory (`AttachHubOf`); `AttachHub` is muxd's, over
+its pane table.
 """
 
 import asyncio
@@ -11,25 +16,26 @@ import logging
 import os
 import socket
 from collections.abc import Sequence
+from typing import Generic
 
+from mux.attach.attachable import P, PaneDirectory
 from mux.attach.session import AttachSession
 from mux.panes.pane import Pane
-from mux.panes.table import PaneTable
 from mux.protocol.errors import MuxError, PreconditionFailed
 from mux.system.accepting import serve
 
 log = logging.getLogger(__name__)
 
 
-class AttachHub:
+class AttachHubOf(Generic[P]):
     def __init__(
-        self, table: PaneTable, loop: asyncio.AbstractEventLoop, client_buffer_bytes: int
+        self, table: PaneDirectory[P], loop: asyncio.AbstractEventLoop, client_buffer_bytes: int
     ) -> None:
         self._table = table
         self._loop = loop
         self._buffer_limit = client_buffer_bytes
-        self._sessions: set[AttachSession] = set()
-        self._by_pane: dict[int, set[AttachSession]] = {}
+        self._sessions: set[AttachSession[P]] = set()
+        self._by_pane: dict[int, set[AttachSession[P]]] = {}
         self._starting: set[asyncio.Task[object]] = set()
         self._all_closed = asyncio.Event()
         self._all_closed.set()
@@ -41,7 +47,7 @@ class AttachHub:
         self,
         conn: socket.socket,
         peer_pid: int | None,
-        attach_to: Pane | None = None,
+        attach_to: P | None = None,
         user: str | None = None,
     ) -> None:
         """Serve the attach protocol on `conn` (already checked to be our own user's).
@@ -70,7 +76,7 @@ class AttachHub:
             raise
         return theirs
 
-    def forget(self, session: AttachSession) -> None:
+    def forget(self, session: AttachSession[P]) -> None:
         self._sessions.discard(session)
         if not self._sessions:
             self._all_closed.set()
@@ -78,8 +84,12 @@ class AttachHub:
     def close_all(self, code: str, message: str) -> None:
         """End every session with an ERROR (the service stops or re-execs)."""
         for session in list(self._sessions):
-            with contextlib.suppress(Exception):
+            try:
                 session.fail(code, message)
+            except Exception:
+                # One client that cannot be ended must not keep the others from
+                # hearing why they are (nor the service from stopping).
+                log.exception("ending attach client %s with %s failed", session.peer, code)
 
     async def wait_all_closed(self, timeout: float) -> None:
         """Until every session has been closed (its queued frames written), at most
@@ -93,7 +103,7 @@ class AttachHub:
 
     # -- subscriptions (the choke point for "who used this pane") ---------------
 
-    def find(self, pane_id: int, client_pid: int | None) -> Pane:
+    def find(self, pane_id: int, client_pid: int | None) -> P:
         """Pane `pane_id`; 0 means the running pane used most recently.
 
         Never the pane the client itself runs in: its output would be fed back
@@ -110,7 +120,7 @@ class AttachHub:
             )
         return pane
 
-    def _pane_running(self, pid: int | None) -> Pane | None:
+    def _pane_running(self, pid: int | None) -> P | None:
         """The pane whose session (the pane's process is its leader) `pid` belongs to."""
         if pid is None:
             return None
@@ -120,7 +130,7 @@ class AttachHub:
             return None
         return next((pane for pane in self._table if pane.pid == session), None)
 
-    def subscribe(self, session: AttachSession, pane: Pane) -> None:
+    def subscribe(self, session: AttachSession[P], pane: P) -> None:
         """The one place every subscription to a pane's output passes: the spawn
         ledger marks it before the first byte is sent."""
         self._table.mark_use(pane, session.user)
@@ -128,47 +138,51 @@ class AttachHub:
         pane.add_output_sink(session.output)
         self._by_pane.setdefault(pane.id, set()).add(session)
 
-    def unsubscribe(self, session: AttachSession, pane: Pane) -> None:
-        with contextlib.suppress(ValueError):
-            pane.remove_output_sink(session.output)
+    def unsubscribe(self, session: AttachSession[P], pane: P) -> None:
         sessions = self._by_pane.get(pane.id)
         if sessions is not None:
             sessions.discard(session)
             if not sessions:
                 del self._by_pane[pane.id]
+        with contextlib.suppress(ValueError):
+            pane.remove_output_sink(session.output)
 
-    def mark_used(self, pane: Pane) -> None:
+    def mark_used(self, pane: P) -> None:
         self._table.mark_used(pane)
 
-    def is_open(self, pane: Pane) -> bool:
+    def is_open(self, pane: P) -> bool:
         """`pane` is still in the table (not closed)."""
         try:
             return self._table.get(pane.id) is pane
         except MuxError:
             return False
 
-    def clients_of(self, pane: Pane) -> int:
+    def clients_of(self, pane: P) -> int:
         return len(self._by_pane.get(pane.id, ()))
 
-    def repaint_all(self, pane: Pane) -> None:
+    def repaint_all(self, pane: P) -> None:
         for session in list(self._by_pane.get(pane.id, ())):
             session.repaint()
 
     # -- the pane table's observer ----------------------------------------------
 
-    def pane_added(self, pane: Pane) -> None:
+    def pane_added(self, pane: P) -> None:
         pass
 
-    def pane_changed(self, pane: Pane, properties: Sequence[str]) -> None:
+    def pane_changed(self, pane: P, properties: Sequence[str]) -> None:
         # Resized (by a client, a D-Bus Resize...): every client sees it laid
         # out anew at the size it now has.
         if "Rows" in properties or "Cols" in properties:
             self.repaint_all(pane)
 
-    def pane_exited(self, pane: Pane) -> None:
+    def pane_exited(self, pane: P) -> None:
         for session in list(self._by_pane.get(pane.id, ())):
             session.pane_exited(pane)
 
-    def pane_removed(self, pane: Pane) -> None:
+    def pane_removed(self, pane: P) -> None:
         for session in list(self._by_pane.get(pane.id, ())):
             session.pane_closed(pane)
+
+
+class AttachHub(AttachHubOf[Pane]):
+    """muxd's hub, over its pane table."""

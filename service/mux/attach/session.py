@@ -1,51 +1,72 @@
-"""One client of the attach protocol: the asyncio side of `mux.protocol.attach`.
+"""One client of the attach protocol: the asyncio side of `mux.protocol.attach_conversation`.
 
 A session is an asyncio Protocol on a connection accepted from mux.sock or on
-the service's end of an `OpenAttach` socket pair. Output reaches it straight
-from the pane's read path (before any screen emulation) and goes into the
-transport's buffer; the buffer is bounded: once it passes its high-water mark
-asyncio calls `pause_writing`, the session stops queueing output, and when
-the client has read enough (`resume_writing`) it sends one fresh repaint of
-the current screen instead of what it skipped. A stopped client therefore
-costs at most one buffer, and never slows the pane or other clients.
+the service's end of an `OpenAttach` socket pair. What may be said when is the
+conversation's business (a `ServiceConversation`); the session does what the
+client asks of its pane and keeps the two directions bounded
+(docs/attach-protocol.md#backpressure).
+
+Output reaches it straight from the pane's read path (before any screen
+emulation) and goes into the transport's buffer; the buffer is bounded: once
+it passes its high-water mark asyncio calls `pause_writing`, the session stops
+queueing output, and when the client has read enough (`resume_writing`) it
+sends one fresh repaint of the current screen instead of what it skipped. A
+stopped client therefore costs at most one buffer, and never slows the pane
+or other clients.
 
 Input goes the other way with real backpressure: while the pane has more
 than INPUT_PAUSE_BYTES of a client's input still unread, the session stops
 reading that client, so nothing typed or pasted is dropped.
+
+The session reaches its hub only through `SessionHost`: the hub depends on
+the session, never the other way round.
 """
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING
+from typing import Generic, Protocol
 
-from mux.panes.pane import Pane
+from mux.attach.attachable import P
 from mux.protocol import attach as proto
+from mux.protocol.attach_conversation import (
+    PANE_CLOSED,
+    PROTOCOL_ERROR,
+    VERSION_UNSUPPORTED,
+    ClientFrame,
+    ServiceConversation,
+    ServiceFrame,
+)
 from mux.protocol.errors import MuxError, short_name
 from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS, check_size
-
-if TYPE_CHECKING:
-    from mux.attach.hub import AttachHub
 
 log = logging.getLogger(__name__)
 
 INPUT_PAUSE_BYTES = 1 << 20
-_OUTPUT_HEADER = proto.HEADER.pack  # the hot path frames OUTPUT without dataclasses
-
-# Error codes of the attach protocol that are not D-Bus error names.
-PROTOCOL_ERROR = "ProtocolError"
-VERSION_UNSUPPORTED = "VersionUnsupported"
-PANE_CLOSED = "PaneClosed"
-SERVICE_STOPPING = "ServiceStopping"
-SERVICE_UPGRADING = "ServiceUpgrading"  # the same panes are there to reattach to
 
 
-class AttachSession(asyncio.Protocol):
+class SessionHost(Protocol[P]):
+    """What a session needs of its hub: panes by id, and the book of who reads which."""
+
+    def find(self, pane_id: int, client_pid: int | None) -> P:
+        """Pane `pane_id` (0: the one used last) for this client; MuxError if refused."""
+        ...
+
+    def is_open(self, pane: P) -> bool: ...
+    def subscribe(self, session: "AttachSession[P]", pane: P) -> None: ...
+    def unsubscribe(self, session: "AttachSession[P]", pane: P) -> None: ...
+    def mark_used(self, pane: P) -> None: ...
+    def forget(self, session: "AttachSession[P]") -> None:
+        """The session's connection is gone."""
+        ...
+
+
+class AttachSession(asyncio.Protocol, Generic[P]):
     def __init__(
         self,
-        hub: "AttachHub",
+        host: SessionHost[P],
         peer_pid: int | None,
         buffer_limit: int,
-        attach_to: Pane | None = None,
+        attach_to: P | None = None,
         user: str | None = None,
     ) -> None:
         """`attach_to`: a pane to attach to as soon as the connection is made (OpenAttach:
@@ -53,24 +74,22 @@ class AttachSession(asyncio.Protocol):
         self.peer_pid = peer_pid
         self.user = user  # the bus connection that opened it (OpenAttach), else None
         self.peer = f"pid {peer_pid}" if peer_pid is not None else "(OpenAttach)"
-        self.pane: Pane | None = None
-        self._hub = hub
+        self.pane: P | None = None
+        self._host = host
         self._buffer_limit = buffer_limit
-        self._decoder = proto.FrameDecoder()
+        self._conversation = ServiceConversation(opened_attached=attach_to is not None)
         self._transport: asyncio.Transport | None = None
-        self._greeted = attach_to is not None
         self._attach_on_connect = attach_to
         self._wanted_size: tuple[int, int] | None = None
         self._lagging = False  # output is being skipped; a repaint follows on resume
         self._paused = False  # the transport's buffer is past its high-water mark
-        self._closed = False
 
     # -- asyncio.Protocol -------------------------------------------------------
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self._transport = transport
-        if self._closed:  # ended (the service stopping) before it was even connected
+        if self._conversation.is_over:  # ended (the service stopping) before it was connected
             transport.close()
             return
         transport.set_write_buffer_limits(high=self._buffer_limit, low=self._buffer_limit // 4)
@@ -79,9 +98,9 @@ class AttachSession(asyncio.Protocol):
             self._attach(pane)
 
     def data_received(self, data: bytes) -> None:
-        self._decoder.receive_data(data)
+        self._conversation.receive_data(data)
         try:
-            while not self._closed and (frame := self._decoder.next_frame()) is not None:
+            while (frame := self._conversation.next_event()) is not None:
                 self._handle(frame)
         except proto.ProtocolError as e:
             self.fail(PROTOCOL_ERROR, str(e))
@@ -90,9 +109,9 @@ class AttachSession(asyncio.Protocol):
         return False  # close our side too
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._closed = True
+        self._conversation.close()
         self._unsubscribe()
-        self._hub.forget(self)
+        self._host.forget(self)
 
     def pause_writing(self) -> None:
         self._paused = True
@@ -102,18 +121,14 @@ class AttachSession(asyncio.Protocol):
 
     def resume_writing(self) -> None:
         self._paused = False
-        if self._lagging and self.pane is not None and not self._closed:
+        if self._lagging and self.pane is not None and not self._conversation.is_over:
             self._lagging = False
             self._send_repaint(self.pane)
 
     # -- frames from the client ---------------------------------------------------
 
-    def _handle(self, frame: proto.Frame) -> None:
-        if isinstance(frame, proto.Hello) and frame.kind is proto.FrameType.HELLO:
-            self._hello(frame.version)  # (WELCOME is a Hello too, but not the client's)
-        elif not self._greeted:
-            self.fail(PROTOCOL_ERROR, f"{frame.kind.name} before HELLO")
-        elif isinstance(frame, proto.Input):
+    def _handle(self, frame: ClientFrame) -> None:
+        if isinstance(frame, proto.Input):
             self._input(frame.data)
         elif isinstance(frame, proto.Attach):
             self._attach_by_id(frame.pane)
@@ -124,7 +139,7 @@ class AttachSession(asyncio.Protocol):
             self._send(proto.Detached())
             self.close()
         else:
-            self.fail(PROTOCOL_ERROR, f"{frame.kind.name} is sent by mux, not to it")
+            self._hello(frame.version)
 
     def _hello(self, version: int) -> None:
         if version != proto.PROTOCOL_VERSION:
@@ -133,24 +148,21 @@ class AttachSession(asyncio.Protocol):
                 f"this mux speaks attach protocol version {proto.PROTOCOL_VERSION}, not {version}",
             )
             return
-        self._greeted = True
         self._send(proto.Welcome())
 
     def _attach_by_id(self, pane_id: int) -> None:
         try:
-            pane = self._hub.find(pane_id, self.peer_pid)
+            pane = self._host.find(pane_id, self.peer_pid)
         except MuxError as e:
             self._refuse(e)
             return
         self._unsubscribe()
         self._attach(pane)
 
-    def _attach(self, pane: Pane) -> None:
+    def _attach(self, pane: P) -> None:
         """Repaint, then the live stream: no await in between, so no output falls
         between the screen the client is shown and the first OUTPUT frame."""
-        if self._closed:
-            return
-        if not self._hub.is_open(pane):  # closed since OpenAttach was answered
+        if not self._host.is_open(pane):  # closed since OpenAttach was answered
             self.fail(PANE_CLOSED, f"pane {pane.id} was closed")
             return
         if self._wanted_size is not None and pane.is_running:
@@ -170,26 +182,24 @@ class AttachSession(asyncio.Protocol):
         if not self._lagging:
             self._send_repaint(pane)
         self.pane = pane
-        self._hub.subscribe(self, pane)
+        self._host.subscribe(self, pane)
 
     def _input(self, data: bytes) -> None:
         pane = self.pane
-        if pane is None:
-            self.fail(PROTOCOL_ERROR, "INPUT before ATTACH")
-            return
+        assert pane is not None  # the conversation takes INPUT only once ATTACHED
         try:
             pane.send_input(data)
         except MuxError as e:
             if pane.is_running:  # after an exit, EXITED says it all
                 self._refuse(e)
             return
-        self._hub.mark_used(pane)
+        self._host.mark_used(pane)
         if pane.input_backlog_bytes > INPUT_PAUSE_BYTES and self._transport is not None:
             self._transport.pause_reading()
             pane.when_input_drained(self._resume_reading)
 
     def _resume_reading(self) -> None:
-        if not self._closed and self._transport is not None:
+        if not self._conversation.is_over and self._transport is not None:
             self._transport.resume_reading()
 
     def _resize(self, rows: int, cols: int) -> None:
@@ -212,55 +222,58 @@ class AttachSession(asyncio.Protocol):
 
     def output(self, data: bytes) -> None:
         """The pane printed `data` (an output sink: the hot path)."""
-        if self._lagging or self._transport is None:
+        transport = self._transport
+        if self._lagging or transport is None or transport.is_closing():
             return
-        self._transport.write(_OUTPUT_HEADER(proto.FrameType.OUTPUT, len(data)) + data)
+        transport.write(self._conversation.send_output(data))
 
-    def _send(self, frame: proto.Frame) -> None:
+    def _send(self, frame: ServiceFrame) -> None:
+        self._write(self._conversation.send(frame))
+
+    def _write(self, data: bytes) -> None:
         if self._transport is not None and not self._transport.is_closing():
-            self._transport.write(proto.encode(frame))
+            self._transport.write(data)
 
-    def _send_repaint(self, pane: Pane) -> None:
-        data = pane.repaint()
-        # A very large screen does not fit one frame: the rest follows as OUTPUT,
-        # which a client writes to its terminal just the same.
-        self._send(proto.Repaint(data[: proto.MAX_PAYLOAD]))
-        for start in range(proto.MAX_PAYLOAD, len(data), proto.MAX_PAYLOAD):
-            self._send(proto.Output(data[start : start + proto.MAX_PAYLOAD]))
+    def _send_repaint(self, pane: P) -> None:
+        self._write(self._conversation.send_repaint(pane.repaint()))
 
     def repaint(self) -> None:
-        if self.pane is not None and not self._lagging and not self._closed:
+        if self.pane is not None and not self._lagging and not self._conversation.is_over:
             self._send_repaint(self.pane)
 
-    def pane_exited(self, pane: Pane) -> None:
+    def pane_exited(self, pane: P) -> None:
         if self._lagging:
             self._send_repaint(pane)  # the final screen, not what was skipped
         self._unsubscribe()
         self._send(proto.Exited(pane.exit_status))
         self.close()
 
-    def pane_closed(self, pane: Pane) -> None:
+    def pane_closed(self, pane: P) -> None:
         self._unsubscribe()
         self.fail(PANE_CLOSED, f"pane {pane.id} was closed")
 
     def _refuse(self, error: MuxError) -> None:
-        """A request refused; the connection goes on."""
+        """A request refused; the connection goes on (a code clients do not know as a
+        refusal would end it for them, so it ends here too)."""
         self._send(proto.Error(short_name(error.dbus_name), error.message))
+        if self._conversation.is_over:
+            self.close()
 
     def fail(self, code: str, message: str) -> None:
         """An error the connection ends with."""
         log.info("attach client %s: %s: %s", self.peer, code, message)
-        self._send(proto.Error(code, message))
+        if not self._conversation.is_over:  # else it has ended already (or is gone)
+            self._send(proto.Error(code, message))
         self.close()
 
     def close(self) -> None:
         """Close once what is queued has been written."""
-        self._unsubscribe()
-        self._closed = True
+        self._conversation.close()
         if self._transport is not None:
             self._transport.close()
+        self._unsubscribe()  # last: a pane that fails here leaves the client closed all the same
 
     def _unsubscribe(self) -> None:
         pane, self.pane = self.pane, None
         if pane is not None:
-            self._hub.unsubscribe(self, pane)
+            self._host.unsubscribe(self, pane)

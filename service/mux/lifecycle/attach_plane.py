@@ -12,9 +12,9 @@ import socket
 
 from mux.attach.hub import AttachHub
 from mux.attach.listener import AttachListener
-from mux.attach.session import SERVICE_STOPPING, SERVICE_UPGRADING
 from mux.config import Settings
 from mux.panes.table import PaneTable
+from mux.protocol.attach_conversation import SERVICE_STOPPING, SERVICE_UPGRADING
 from mux.system.activation import BOUND_BY_MUXD, ActivationError, attach_listener
 from mux.system.paths import Paths
 

@@ -1,11 +1,12 @@
-"""The attach protocol on `<runtime>/mux.sock` (SPEC §4): frames, without any I/O.
+"""The attach protocol on `<runtime>/mux.sock`: frames, without any I/O
+(docs/attach-protocol.md#frames).
 
 Every frame is a 1-byte type, a 4-byte big-endian payload length, and the
 payload; a payload is at most MAX_PAYLOAD bytes (a longer declared length is a
 protocol error, found before anything is buffered). The codec is a pure
 object in the manner of h11: feed bytes with `receive_data`, take frames with
-`next_frame`, turn frames into bytes with `encode`. docs/attach-protocol.md
-describes the conversation.
+`next_frame`, turn frames into bytes with `encode`. Which frame may come when
+is `mux.protocol.attach_conversation`'s business.
 """
 
 import json
@@ -20,7 +21,7 @@ HEADER = struct.Struct(">BI")
 
 
 class ProtocolError(Exception):
-    """The peer broke the framing; the connection is to be closed."""
+    """The peer broke the framing or the conversation; the connection is to be closed."""
 
 
 class FrameType(IntEnum):
