@@ -21,3 +21,8 @@ def window_id(text: str) -> int:
         return pane_id(text)
     except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"a window id is a whole number, got {text!r}") from None
+
+
+def add_pane_id(parser: argparse.ArgumentParser) -> None:
+    """The ID argument of the verbs that act on one pane."""
+    parser.add_argument("id", type=pane_id, help="pane id")

@@ -1,4 +1,4 @@
-"""Errors muxctl reports, each with the exit status SPEC §7 gives it."""
+"""Errors muxctl reports, each with its exit status (docs/muxctl.md#exit-statuses)."""
 
 from mux.protocol.errors import InvalidArgument, PreconditionFailed, short_name
 
@@ -7,7 +7,8 @@ EXIT_USAGE = 2
 EXIT_PRECONDITION = 3
 
 
-# SPEC §7: a refused precondition exits 3; the service's InvalidArgument is a usage error.
+# A refused precondition exits 3; the service's InvalidArgument is a usage error
+# (docs/muxctl.md#exit-statuses).
 EXIT_STATUS_OF_ERROR = {
     InvalidArgument.dbus_name: EXIT_USAGE,
     PreconditionFailed.dbus_name: EXIT_PRECONDITION,

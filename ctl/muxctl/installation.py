@@ -2,18 +2,18 @@
 
 The shipped unit files (units/, launchd/) name /usr/bin paths, as a package
 installs them. For a user's own installation the commands are rewritten to
-run this installation's interpreter directly, never a shim (a pyenv shim adds
-~80 ms to every start and may pick another Python).
+run this installation's interpreter directly, never a shim: the command lines
+of mux.system.muxd_command (docs/systemd.md#installing).
 """
 
 import os
 import plistlib
 import shlex
-import sys
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from mux.system.muxd_command import muxctl_argv, muxd_argv
 from mux.system.paths import Paths
 
 UNIT_FILES = ("mux.service", "mux.socket")
@@ -25,22 +25,6 @@ LAUNCHD_PLIST = "org.mux.muxd.plist"
 class InstalledFile:
     path: Path
     content: bytes
-
-
-def python() -> str:
-    # As it is, not resolved: a venv's python is a symlink to the base interpreter,
-    # which would not see the venv's packages. (A running interpreter's
-    # sys.executable is never a pyenv shim.)
-    return sys.executable
-
-
-def muxd_argv() -> list[str]:
-    # -P: never import from the working directory (a unit's is $HOME).
-    return [python(), "-P", "-m", "mux"]
-
-
-def muxctl_argv() -> list[str]:
-    return [python(), "-P", "-m", "muxctl"]
 
 
 def _shipped(directory: str, name: str) -> str:

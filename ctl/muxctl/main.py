@@ -8,6 +8,7 @@ import os
 import sys
 
 from muxctl.commands import COMMANDS
+from muxctl.commands.command import LocalCommand, ServiceCommand
 from muxctl.errors import EXIT_FAILURE, CtlError, NotRunning
 
 
@@ -23,46 +24,40 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
     for command in COMMANDS:
-        sub = verbs.add_parser(command.NAME, help=command.HELP, parents=[common])
+        sub = verbs.add_parser(command.name, help=command.help, parents=[common])
         command.add_arguments(sub)
-        sub.set_defaults(handler=command)
+        sub.set_defaults(command_entry=command)
     return parser
 
 
-async def _run(args: argparse.Namespace) -> int:
+async def _run(command: ServiceCommand, args: argparse.Namespace) -> int:
     from muxctl.client import connect
 
-    starts_service = getattr(args.handler, "STARTS_SERVICE", True)
     try:
-        client = await connect(autostart=starts_service and not args.no_start)
+        client = await connect(autostart=command.starts_service and not args.no_start)
     except NotRunning as e:
-        report = getattr(args.handler, "report_not_running", None)
-        if report is not None:
-            not_running_status: int = report(args, e)
-            return not_running_status
+        if command.report_not_running is not None:
+            return command.report_not_running(args, e)
         if args.no_start:
             e.message += "; --no-start was given, so muxctl did not start it"
         raise
     try:
-        status: int = await args.handler.run(args, client)
-        return status
+        return await command.run(args, client)
     finally:
         client.close()
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    command: ServiceCommand | LocalCommand = args.command_entry
     try:
-        check = getattr(args.handler, "check", None)
-        if check is not None:
-            check(args)  # a usage error must not start muxd
-        run_local = getattr(args.handler, "run_local", None)
-        if run_local is not None:
-            local_status: int = run_local(args)  # verbs that do not talk to the service
-            return local_status
+        if command.check is not None:
+            command.check(args)  # a usage error must not start muxd
+        if isinstance(command, LocalCommand):
+            return command.run(args)
         import asyncio
 
-        return asyncio.run(_run(args))
+        return asyncio.run(_run(command, args))
     except BrokenPipeError:
         # Our reader went away (`muxctl ls | head -1`): stop quietly, like cat.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

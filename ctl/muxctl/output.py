@@ -2,13 +2,22 @@
 
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 
 def print_json(value: Any) -> None:
     json.dump(value, sys.stdout, indent=None, separators=(",", ":"), sort_keys=True)
     sys.stdout.write("\n")
+
+
+def print_json_or_lines(as_json: bool, value: Any, lines: Iterable[str]) -> None:
+    """`value` as JSON with --json, else `lines` for people."""
+    if as_json:
+        print_json(value)
+    else:
+        for line in lines:
+            print(line)
 
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:

@@ -45,6 +45,9 @@ class FakeTable(Recorder):
 
 class FakeKeeper(Recorder):
     generation = 7
+    problems: tuple[Any, ...] = ()
+    session_problem = ""
+    saving_disabled = False
 
     async def hold_for_upgrade(self) -> None:
         self._record("hold_for_upgrade")

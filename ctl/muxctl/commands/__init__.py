@@ -1,13 +1,8 @@
-"""One module per verb, each exporting NAME, HELP, add_arguments() and run(),
-and optionally check(), which muxctl calls before it connects or starts muxd,
-STARTS_SERVICE = False for verbs that must not start the service,
-report_not_running(), which answers for such a verb when nothing runs, and
-run_local(args) instead of run() for verbs that do not talk to the service.
+"""muxctl's verbs: one module each, exporting one declaration, `COMMAND`
+(muxctl.commands.command says what a declaration holds).
 
 The verbs are listed once, in `COMMANDS`, in the order `--help` shows them.
 """
-
-from types import ModuleType
 
 from muxctl.commands import (
     attach,
@@ -27,22 +22,23 @@ from muxctl.commands import (
     uninstall,
     upgrade,
 )
+from muxctl.commands.command import LocalCommand, ServiceCommand
 
-COMMANDS: tuple[ModuleType, ...] = (
-    status,
-    ls,
-    spawn,
-    new,
-    attach,
-    kill,
-    kill_if,
-    signal,
-    send,
-    capture,
-    snapshot,
-    upgrade,
-    install,
-    uninstall,
-    shell_integration,
-    doctor,
+COMMANDS: tuple[ServiceCommand | LocalCommand, ...] = (
+    status.COMMAND,
+    ls.COMMAND,
+    spawn.COMMAND,
+    new.COMMAND,
+    attach.COMMAND,
+    kill.COMMAND,
+    kill_if.COMMAND,
+    signal.COMMAND,
+    send.COMMAND,
+    capture.COMMAND,
+    snapshot.COMMAND,
+    upgrade.COMMAND,
+    install.COMMAND,
+    uninstall.COMMAND,
+    shell_integration.COMMAND,
+    doctor.COMMAND,
 )

@@ -6,13 +6,11 @@ import sys
 from typing import TYPE_CHECKING
 
 from muxctl.arguments import pane_id
+from muxctl.commands.command import ServiceCommand
 from muxctl.errors import EXIT_USAGE, CtlError
 
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
-
-NAME = "attach"
-HELP = "show a pane in this terminal and type into it (Ctrl-\\ detaches)"
 
 
 def add_detach_key(parser: argparse.ArgumentParser) -> None:
@@ -42,10 +40,6 @@ def check_terminal(args: argparse.Namespace) -> None:
         )
 
 
-def check(args: argparse.Namespace) -> None:
-    check_terminal(args)
-
-
 def attach(pane: int, args: argparse.Namespace) -> int:
     """Attach this terminal to `pane` (0: the last used); returns muxctl's exit status."""
     from mux.system.paths import resolve_paths
@@ -64,3 +58,12 @@ async def run(args: argparse.Namespace, client: "MuxClient") -> int:
     # terminal's traffic goes over the attach socket.
     client.close()
     return attach(args.id, args)
+
+
+COMMAND = ServiceCommand(
+    name="attach",
+    help="show a pane in this terminal and type into it (Ctrl-\\ detaches)",
+    add_arguments=add_arguments,
+    check=check_terminal,
+    run=run,
+)

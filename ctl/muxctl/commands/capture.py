@@ -3,18 +3,12 @@
 import argparse
 from typing import TYPE_CHECKING
 
-from muxctl.arguments import pane_id
+from muxctl.arguments import add_pane_id
+from muxctl.commands.command import ServiceCommand
 from muxctl.output import print_json
 
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
-
-NAME = "capture"
-HELP = "print the visible screen of a pane"
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("id", type=pane_id, help="pane id")
 
 
 async def run(args: argparse.Namespace, client: "MuxClient") -> int:
@@ -27,3 +21,8 @@ async def run(args: argparse.Namespace, client: "MuxClient") -> int:
     for line in lines:
         print(line)
     return 0
+
+
+COMMAND = ServiceCommand(
+    name="capture", help="print the visible screen of a pane", add_arguments=add_pane_id, run=run
+)

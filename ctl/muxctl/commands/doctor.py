@@ -5,16 +5,13 @@ Exit status 1 when something failed.
 """
 
 import argparse
-import asyncio
 import os
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from muxctl.commands.command import LocalCommand
 from muxctl.output import print_json
-
-NAME = "doctor"
-HELP = "check the installation, the bus and the service, and say how to fix problems"
 
 
 @dataclass(frozen=True)
@@ -23,10 +20,6 @@ class Finding:
     status: str  # "ok" | "warn" | "fail"
     detail: str
     fix: str = ""
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    pass
 
 
 def _config() -> Finding:
@@ -136,7 +129,9 @@ async def _service() -> list[Finding]:
     return findings
 
 
-def run_local(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
+    import asyncio
+
     findings = [_config(), _runtime_dir()]
     findings += _launchd() if sys.platform == "darwin" else _systemd()
     findings += asyncio.run(_service())
@@ -148,3 +143,10 @@ def run_local(args: argparse.Namespace) -> int:
             if f.fix:
                 print(f"      fix: {f.fix}")
     return 1 if any(f.status == "fail" for f in findings) else 0
+
+
+COMMAND = LocalCommand(
+    name="doctor",
+    help="check the installation, the bus and the service, and say how to fix problems",
+    run=run,
+)

@@ -11,11 +11,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from muxctl.commands.command import LocalCommand
 from muxctl.errors import CtlError
-from muxctl.output import print_json
-
-NAME = "install"
-HELP = "install the systemd user units (launchd agent on macOS) for this user"
+from muxctl.output import print_json_or_lines
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -23,7 +21,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--now", action="store_true", help="start listening right away")
 
 
-def run_local(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from mux.system.paths import resolve_paths
     from muxctl.installation import launchd_file, systemd_files, write_file, xdg_dirs
 
@@ -36,13 +34,10 @@ def run_local(args: argparse.Namespace) -> int:
         actions = _activate(args, files[0].path)
     else:
         actions = [*_reload_bus(), *_systemd(args)]
-    if args.json:
-        print_json({"files": report, "actions": actions})
-    else:
-        for entry in report:
-            print(f"{'wrote' if entry['changed'] else 'unchanged'} {entry['path']}")
-        for action in actions:
-            print(action)
+    written = [
+        f"{'wrote' if entry['changed'] else 'unchanged'} {entry['path']}" for entry in report
+    ]
+    print_json_or_lines(args.json, {"files": report, "actions": actions}, [*written, *actions])
     return 0
 
 
@@ -58,25 +53,28 @@ def _reload_bus() -> list[str]:
         return []  # mux's own bus has no activation files to read
 
     async def reload() -> bool:
-        from dbus_fast import Message, MessageType
         from dbus_fast.aio import MessageBus
+
+        from muxctl.client import MuxClient
+        from muxctl.errors import RemoteError
 
         try:
             bus = await MessageBus(bus_address=choice.address).connect()
         except Exception:  # no bus answers there: nothing to reload
             return False
+        client = MuxClient(bus, choice)
         try:
-            reply = await bus.call(
-                Message(
-                    destination="org.freedesktop.DBus",
-                    path="/org/freedesktop/DBus",
-                    interface="org.freedesktop.DBus",
-                    member="ReloadConfig",
-                )
+            await client.call(
+                "ReloadConfig",
+                interface="org.freedesktop.DBus",
+                path="/org/freedesktop/DBus",
+                destination="org.freedesktop.DBus",
             )
-            return reply is not None and reply.message_type is MessageType.METHOD_RETURN
+        except RemoteError:  # the bus would not (a policy refusing it, say)
+            return False
         finally:
-            bus.disconnect()
+            client.close()
+        return True
 
     return [f"reloaded the {choice.kind} bus's configuration"] if asyncio.run(reload()) else []
 
@@ -113,3 +111,11 @@ def _activate(args: argparse.Namespace, plist: Path) -> list[str]:
     if result.returncode != 0:
         raise CtlError(f"launchctl bootstrap failed: {result.stderr.strip()}")
     return [f"launchctl bootstrap {target} {plist}"]
+
+
+COMMAND = LocalCommand(
+    name="install",
+    help="install the systemd user units (launchd agent on macOS) for this user",
+    add_arguments=add_arguments,
+    run=run,
+)

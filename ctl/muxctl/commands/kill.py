@@ -3,18 +3,12 @@
 import argparse
 from typing import TYPE_CHECKING
 
-from muxctl.arguments import pane_id
+from muxctl.arguments import add_pane_id
+from muxctl.commands.command import ServiceCommand
 from muxctl.output import print_json
 
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
-
-NAME = "kill"
-HELP = "close a pane unconditionally"
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("id", type=pane_id, help="pane id")
 
 
 async def run(args: argparse.Namespace, client: "MuxClient") -> int:
@@ -22,3 +16,8 @@ async def run(args: argparse.Namespace, client: "MuxClient") -> int:
     if args.json:
         print_json({"id": args.id, "killed": True})
     return 0
+
+
+COMMAND = ServiceCommand(
+    name="kill", help="close a pane unconditionally", add_arguments=add_pane_id, run=run
+)

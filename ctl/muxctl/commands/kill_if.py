@@ -7,19 +7,17 @@ unconditional kill.
 import argparse
 from typing import TYPE_CHECKING
 
-from muxctl.arguments import pane_id
+from muxctl.arguments import add_pane_id
+from muxctl.commands.command import ServiceCommand
 from muxctl.errors import EXIT_USAGE, CtlError
 from muxctl.output import print_json
 
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
 
-NAME = "kill-if"
-HELP = "close a pane only if the instance token matches and the conditions hold"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("id", type=pane_id, help="pane id")
+    add_pane_id(parser)
     parser.add_argument("--instance", metavar="HEX", default="", help="instance token, in hex")
     parser.add_argument(
         "--unattached-since-spawn",
@@ -42,3 +40,12 @@ async def run(args: argparse.Namespace, client: "MuxClient") -> int:
     if args.json:
         print_json({"id": args.id, "killed": True})
     return 0
+
+
+COMMAND = ServiceCommand(
+    name="kill-if",
+    help="close a pane only if the instance token matches and the conditions hold",
+    add_arguments=add_arguments,
+    check=check,
+    run=run,
+)

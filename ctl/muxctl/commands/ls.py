@@ -4,17 +4,11 @@ import argparse
 import shlex
 from typing import TYPE_CHECKING, Any
 
+from muxctl.commands.command import ServiceCommand
 from muxctl.output import print_json, print_table, unwrap
 
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
-
-NAME = "ls"
-HELP = "list panes"
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    pass
 
 
 def _command(pane: dict[str, Any]) -> str:
@@ -47,3 +41,6 @@ async def run(args: argparse.Namespace, client: "MuxClient") -> int:
         )
     print_table(["ID", "WIN", "PID", "STATE", "SIZE", "TITLE", "CWD", "COMMAND"], rows)
     return 0
+
+
+COMMAND = ServiceCommand(name="ls", help="list panes", run=run)

@@ -3,16 +3,11 @@
 import argparse
 from typing import TYPE_CHECKING
 
-from dbus_fast import Variant
-
 from muxctl.commands import attach, spawn
-from muxctl.rawterm import window_size
+from muxctl.commands.command import ServiceCommand
 
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
-
-NAME = "new"
-HELP = "start a program (no command: your shell) in a new pane and attach to it"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,6 +16,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def check(args: argparse.Namespace) -> None:
+    from dbus_fast import Variant
+
+    from muxctl.rawterm import window_size
+
     attach.check_terminal(args)
     spawn.check(args)
     rows, cols = window_size(1)
@@ -32,3 +31,12 @@ async def run(args: argparse.Namespace, client: "MuxClient") -> int:
     pane_id, _instance, _path = await client.call("Spawn", "a{sv}", [args.options])
     client.close()
     return attach.attach(pane_id, args)
+
+
+COMMAND = ServiceCommand(
+    name="new",
+    help="start a program (no command: your shell) in a new pane and attach to it",
+    add_arguments=add_arguments,
+    check=check,
+    run=run,
+)

@@ -5,19 +5,17 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from muxctl.arguments import pane_id
+from muxctl.arguments import add_pane_id
+from muxctl.commands.command import ServiceCommand
 from muxctl.errors import EXIT_USAGE, CtlError
 from muxctl.output import print_json
 
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
 
-NAME = "send"
-HELP = "send text to a pane's terminal, as if typed"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("id", type=pane_id, help="pane id")
+    add_pane_id(parser)
     parser.add_argument("text", nargs="?", help="the text (UTF-8)")
     parser.add_argument("--enter", action="store_true", help="press Enter after the text")
     parser.add_argument("--stdin", action="store_true", help="send what standard input holds")
@@ -45,3 +43,12 @@ async def run(args: argparse.Namespace, client: "MuxClient") -> int:
     if args.json:
         print_json({"id": args.id, "bytes": len(data)})
     return 0
+
+
+COMMAND = ServiceCommand(
+    name="send",
+    help="send text to a pane's terminal, as if typed",
+    add_arguments=add_arguments,
+    check=check,
+    run=run,
+)

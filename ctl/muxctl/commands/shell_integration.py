@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from muxctl.commands.command import LocalCommand
 from muxctl.errors import EXIT_FAILURE, CtlError
 from muxctl.output import print_json
 
@@ -18,16 +19,13 @@ if TYPE_CHECKING:
 
 SHELLS = ("bash", "zsh", "fish", "nu")  # muxctl.shell_rc.SHELLS, without importing it for --help
 
-NAME = "shell-integration"
-HELP = "install, remove or print mux's shell integration for bash, zsh or fish"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=("install", "uninstall", "print"))
     parser.add_argument("shell", choices=SHELLS)
 
 
-def run_local(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from muxctl import shell_rc
 
     if args.action == "print":
@@ -97,3 +95,11 @@ def _uninstall(shell: str, places: "Places") -> tuple[bool, Path | None]:
     if wanted == current:
         return False, None
     return True, shell_rc.replace_file(places.startup, wanted)
+
+
+COMMAND = LocalCommand(
+    name="shell-integration",
+    help="install, remove or print mux's shell integration for bash, zsh or fish",
+    add_arguments=add_arguments,
+    run=run,
+)

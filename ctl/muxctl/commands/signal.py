@@ -3,18 +3,16 @@
 import argparse
 from typing import TYPE_CHECKING
 
-from muxctl.arguments import pane_id
+from muxctl.arguments import add_pane_id
+from muxctl.commands.command import ServiceCommand
 from muxctl.output import print_json
 
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
 
-NAME = "signal"
-HELP = "send a signal (TERM, HUP, INT, KILL, ...) to the pane's foreground job"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("id", type=pane_id, help="pane id")
+    add_pane_id(parser)
     parser.add_argument("signal", help="signal name, e.g. TERM or INT")
 
 
@@ -23,3 +21,11 @@ async def run(args: argparse.Namespace, client: "MuxClient") -> int:
     if args.json:
         print_json({"id": args.id, "signal": args.signal})
     return 0
+
+
+COMMAND = ServiceCommand(
+    name="signal",
+    help="send a signal (TERM, HUP, INT, KILL, ...) to the pane's foreground job",
+    add_arguments=add_arguments,
+    run=run,
+)

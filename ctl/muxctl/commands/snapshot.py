@@ -3,17 +3,11 @@
 import argparse
 from typing import TYPE_CHECKING
 
+from muxctl.commands.command import ServiceCommand
 from muxctl.output import print_json
 
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
-
-NAME = "snapshot"
-HELP = "save the session to disk now"
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    pass
 
 
 async def run(args: argparse.Namespace, client: "MuxClient") -> int:
@@ -23,3 +17,6 @@ async def run(args: argparse.Namespace, client: "MuxClient") -> int:
     else:
         print(f"saved generation {generation} to {path}")
     return 0
+
+
+COMMAND = ServiceCommand(name="snapshot", help="save the session to disk now", run=run)

@@ -5,14 +5,12 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from muxctl.arguments import window_id
+from muxctl.commands.command import ServiceCommand
 from muxctl.errors import EXIT_USAGE, CtlError
 from muxctl.output import print_json
 
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
-
-NAME = "spawn"
-HELP = "start a program in a new pane (no command: your login shell)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -112,3 +110,12 @@ async def run(args: argparse.Namespace, client: "MuxClient") -> int:
     else:
         print(pane_id)
     return 0
+
+
+COMMAND = ServiceCommand(
+    name="spawn",
+    help="start a program in a new pane (no command: your login shell)",
+    add_arguments=add_arguments,
+    check=check,
+    run=run,
+)

@@ -4,26 +4,20 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
+from muxctl.commands.command import ServiceCommand
 from muxctl.output import print_json, unwrap
 
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
-
-NAME = "status"
-HELP = "show whether mux runs, its version, bus and pane count"
-STARTS_SERVICE = False  # asking whether it runs must not start it
+    from muxctl.errors import NotRunning
 
 
-def report_not_running(args: argparse.Namespace, error: Exception) -> int:
+def report_not_running(args: argparse.Namespace, error: "NotRunning") -> int:
     if args.json:
         print_json({"active": False})
     else:
         print(f"muxctl: {error}", file=sys.stderr)
     return 1
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    pass
 
 
 async def run(args: argparse.Namespace, client: "MuxClient") -> int:
@@ -49,3 +43,12 @@ async def run(args: argparse.Namespace, client: "MuxClient") -> int:
         print(f"panes: {len(states)} ({running} running, {len(states) - running} exited)")
         print(f"features: {features:#x}")
     return 0
+
+
+COMMAND = ServiceCommand(
+    name="status",
+    help="show whether mux runs, its version, bus and pane count",
+    run=run,
+    starts_service=False,  # asking whether it runs must not start it
+    report_not_running=report_not_running,
+)

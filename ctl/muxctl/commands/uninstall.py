@@ -10,17 +10,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from muxctl.output import print_json
-
-NAME = "uninstall"
-HELP = "remove the units (or launch agent) that install wrote"
+from muxctl.commands.command import LocalCommand
+from muxctl.output import print_json_or_lines
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    pass
-
-
-def run_local(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     from mux.system.paths import resolve_paths
     from muxctl.installation import launchd_file, systemd_files, xdg_dirs
     from muxctl.systemd_user import manager_reachable, systemctl
@@ -53,13 +47,13 @@ def run_local(args: argparse.Namespace) -> int:
             actions.append(
                 "mux is still running; 'systemctl --user stop mux' ends it and its panes"
             )
-    if args.json:
-        print_json({"removed": removed, "actions": actions})
-    else:
-        for path_text in removed:
-            print(f"removed {path_text}")
-        for action in actions:
-            print(action)
-        if not removed:
-            print("nothing was installed")
+    lines = [*(f"removed {path_text}" for path_text in removed), *actions]
+    if not removed:
+        lines.append("nothing was installed")
+    print_json_or_lines(args.json, {"removed": removed, "actions": actions}, lines)
     return 0
+
+
+COMMAND = LocalCommand(
+    name="uninstall", help="remove the units (or launch agent) that install wrote", run=run
+)

@@ -5,47 +5,45 @@ re-executes; this waits until the new program owns the bus name again.
 """
 
 import argparse
-import asyncio
 import json
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from muxctl.commands.command import ServiceCommand
 from muxctl.errors import CtlError
 from muxctl.output import print_json
 
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
-
-NAME = "upgrade"
-HELP = "re-execute muxd in place, keeping panes"
-STARTS_SERVICE = False  # upgrading a service that does not run makes no sense
+    from muxctl.errors import NotRunning
 
 BACK_WITHIN_SECONDS = 30.0
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    pass
-
-
-def report_not_running(args: argparse.Namespace, error: Exception) -> int:
+def report_not_running(args: argparse.Namespace, error: "NotRunning") -> int:
     raise CtlError(f"nothing to upgrade: {error}")
+
+
+async def _ask_the_bus(client: "MuxClient", member: str, name: str) -> Any:
+    """The bus's own answer (org.freedesktop.DBus) about a name on it."""
+    (answer,) = await client.call(
+        member,
+        "s",
+        [name],
+        interface="org.freedesktop.DBus",
+        path="/org/freedesktop/DBus",
+        destination="org.freedesktop.DBus",
+    )
+    return answer
 
 
 async def _owner(client: "MuxClient") -> str:
     from mux.protocol.names import BUS_NAME
 
     try:
-        (owner,) = await client.call(
-            "GetNameOwner",
-            "s",
-            [BUS_NAME],
-            interface="org.freedesktop.DBus",
-            path="/org/freedesktop/DBus",
-            destination="org.freedesktop.DBus",
-        )
+        return str(await _ask_the_bus(client, "GetNameOwner", BUS_NAME))
     except CtlError:
         return ""
-    return str(owner)
 
 
 def _outcome() -> dict[str, object]:
@@ -60,6 +58,8 @@ def _outcome() -> dict[str, object]:
 
 
 async def run(args: argparse.Namespace, client: "MuxClient") -> int:
+    import asyncio
+
     before = await _owner(client)
     previous = _outcome()
     await client.call("Upgrade")
@@ -74,14 +74,7 @@ async def run(args: argparse.Namespace, client: "MuxClient") -> int:
     if outcome.get("error"):
         raise CtlError(f"{outcome['error']}; mux goes on serving as it was")
     version = await client.get_property("Version")
-    (pid,) = await client.call(
-        "GetConnectionUnixProcessID",
-        "s",
-        [owner],
-        interface="org.freedesktop.DBus",
-        path="/org/freedesktop/DBus",
-        destination="org.freedesktop.DBus",
-    )
+    pid = await _ask_the_bus(client, "GetConnectionUnixProcessID", owner)
     if args.json:
         print_json(
             {
@@ -94,3 +87,12 @@ async def run(args: argparse.Namespace, client: "MuxClient") -> int:
     else:
         print(f"mux {version} upgraded in place (pid {pid})")
     return 0
+
+
+COMMAND = ServiceCommand(
+    name="upgrade",
+    help="re-execute muxd in place, keeping panes",
+    run=run,
+    starts_service=False,  # upgrading a service that does not run makes no sense
+    report_not_running=report_not_running,
+)

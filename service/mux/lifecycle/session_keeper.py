@@ -25,7 +25,7 @@ from mux.state.autosaver import Autosaver, Stopped
 from mux.state.capture import capture_session
 from mux.state.restore import RestoreProblem, restore_session
 from mux.state.schema import Session
-from mux.state.session_file import SnapshotRefused, read_session
+from mux.state.session_file import SnapshotRefused, read_session, session_bytes
 from mux.system.durable import DurableWriteError, durable_write, remove_stale_temporaries
 from mux.system.notify import Supervisor
 from mux.system.paths import Paths
@@ -67,6 +67,22 @@ class SessionKeeper:
         self._carried_over = False
 
     # -- start --------------------------------------------------------------------
+
+    def resume(
+        self, problems: list[RestoreProblem], session_problem: str, *, saving_disabled: bool
+    ) -> None:
+        """An upgrade: what the muxd before this one knew of the last session."""
+        self._problems = list(problems)
+        self.session_problem = session_problem
+        self._saving_disabled = saving_disabled
+
+    @property
+    def problems(self) -> list[RestoreProblem]:
+        return list(self._problems)
+
+    @property
+    def saving_disabled(self) -> bool:
+        return self._saving_disabled
 
     def load(self) -> Session | None:
         """The snapshot on disk: to restore, and so that generations only grow."""
@@ -114,7 +130,7 @@ class SessionKeeper:
         either: it stays as session.previous.json before anything replaces it."""
         previous = self._paths.session_file.with_name("session.previous.json")
         try:
-            durable_write(previous, saved.model_dump_json(indent=1).encode() + b"\n")
+            durable_write(previous, session_bytes(saved))
         except DurableWriteError as e:
             log.error("the unrestored session could not be kept: %s", e)
             return

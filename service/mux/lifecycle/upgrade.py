@@ -25,6 +25,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from mux.panes.exits import ExitWatcher
 from mux.panes.handover import TableRecord
 from mux.protocol.exit_status import EX_CONFIG
+from mux.state.schema import PaneSnapshot
+
+# Re-exported until the daemon and the upgrader import it from mux.system.muxd_command.
+from mux.system.muxd_command import muxd_argv
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +47,16 @@ class UpgradeError(Exception):
     pass
 
 
+class KeptPane(BaseModel):
+    """A pane of the last session that could not be restored, kept for repair."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pane: PaneSnapshot
+    window: int
+    reason: str
+
+
 class Handover(BaseModel):
     model_config = ConfigDict(
         extra="forbid", frozen=True, ser_json_bytes="base64", val_json_bytes="base64"
@@ -57,6 +71,11 @@ class Handover(BaseModel):
     attach_owned_path: str | None  # where muxd bound it itself, to remove at stop
     private_bus_pid: int | None
     table: TableRecord
+    # What the session keeper knows of the last session (ListRestoreProblems, and
+    # whether saving is off because the file on disk could not be read).
+    unrestored: list[KeptPane] = []
+    session_problem: str = ""
+    saving_disabled: bool = False
 
 
 async def preflight(argv: list[str], exits: ExitWatcher, handover_json: str) -> None:
@@ -98,11 +117,6 @@ async def preflight(argv: list[str], exits: ExitWatcher, handover_json: str) -> 
     if status == EX_CONFIG:
         raise UpgradeError("the configuration no longer loads ('muxctl doctor' says why)")
     raise UpgradeError(f"the new muxd does not start (status {status}; the log says why)")
-
-
-def muxd_argv() -> list[str]:
-    # -P: never import from the working directory, whatever it holds.
-    return [sys.executable, "-P", "-m", "mux"]
 
 
 def exec_with(handover: Handover, keep_fds: Iterable[int]) -> None:

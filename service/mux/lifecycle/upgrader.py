@@ -31,14 +31,15 @@ from mux.lifecycle.status import StatusReporter
 from mux.lifecycle.upgrade import (
     HANDOVER_FORMAT,
     Handover,
+    KeptPane,
     UpgradeError,
     exec_with,
-    muxd_argv,
     preflight,
     write_outcome,
 )
 from mux.panes.table import PaneTable
 from mux.protocol.errors import Unavailable
+from mux.system.muxd_command import muxd_argv
 from mux.system.notify import Supervisor
 from mux.system.paths import Paths
 
@@ -131,6 +132,12 @@ class Upgrader:
             attach_owned_path=attach[1] if attach is not None else None,
             private_bus_pid=self._control.private_bus_pid,
             table=self._table.handover_record(),
+            unrestored=[
+                KeptPane(pane=problem.pane, window=problem.window, reason=problem.reason)
+                for problem in self._keeper.problems
+            ],
+            session_problem=self._keeper.session_problem,
+            saving_disabled=self._keeper.saving_disabled,
         )
 
     def _inherited_fds(self, handover: Handover) -> list[int]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Protocol
 
 from mux.state.schema import Session
+from mux.state.session_file import session_bytes
 from mux.system.durable import DurableWriteError, durable_write
 
 log = logging.getLogger(__name__)
@@ -123,7 +124,7 @@ class Autosaver:
                 prepare()  # and nothing between it and the capture yields
             generation = self.generation + 1
             session = self._capture(generation)
-            data = session.model_dump_json(indent=1).encode() + b"\n"
+            data = session_bytes(session)
             try:
                 if WRITE_IN_THREAD:
                     await self._loop.run_in_executor(None, durable_write, self.path, data)

@@ -55,6 +55,12 @@ def read_session(path: Path, quarantine_dir: Path) -> Session | None:
         raise SnapshotRefused(str(e), moved) from None
 
 
+def session_bytes(session: Session) -> bytes:
+    """The file's content: the one way a session is written (session.json, the autosaver's
+    snapshots, session.previous.json), indented so that a person can read and diff it."""
+    return session.model_dump_json(indent=1).encode() + b"\n"
+
+
 def write_session(path: Path, session: Session) -> None:
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    durable_write(path, session.model_dump_json(indent=1).encode() + b"\n")
+    durable_write(path, session_bytes(session))

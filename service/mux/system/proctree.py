@@ -4,6 +4,10 @@ Used for process captures of a pane's working directory: the deepest
 descendant of the pane's program in the terminal's foreground process group.
 Elsewhere (macOS) there is no /proc: `ProcessTree.read` answers None and
 panes keep their shell's reports.
+
+`read_stat` is the one reader of /proc/<pid>/stat, for this module and for
+sessions.py (a pane's session members) and the start times that tell a pid
+reused from the process a snapshot saw.
 """
 
 import os
@@ -16,43 +20,88 @@ class ProcessInfo:
     pgrp: int
 
 
-def _stat(pid: int | str) -> list[bytes]:
-    """The fields of /proc/<pid>/stat after the command name (which may hold spaces and
-    parentheses): state, ppid, pgrp, ... OSError when it cannot be read."""
+@dataclass(frozen=True)
+class ProcStat:
+    """The fields of /proc/<pid>/stat that mux reads (proc(5) numbers them 2 to 6 and 22)."""
+
+    comm: bytes  # the command name, as the kernel keeps it: at most 15 bytes, any of them
+    state: str  # R, S, D, ... Z (zombie), X (dead)
+    ppid: int
+    pgrp: int
+    session: int
+    start_ticks: int  # clock ticks after boot
+
+
+def parse_stat(raw: bytes) -> ProcStat:
+    """The content of /proc/<pid>/stat; ValueError when it does not have that shape.
+
+    "pid (comm) state ppid pgrp session ...": comm may hold spaces and parentheses,
+    ")" too, so it ends at the last ")" (nothing after it can hold one).
+    """
+    opening, closing = raw.find(b"("), raw.rfind(b")")
+    if opening < 0 or closing < opening:
+        raise ValueError("no (comm) in a /proc stat line")
+    fields = raw[closing + 2 :].split()
+    if len(fields) < 20:
+        raise ValueError("too few fields in a /proc stat line")
+    return ProcStat(
+        comm=raw[opening + 1 : closing],
+        state=fields[0].decode(),
+        ppid=int(fields[1]),
+        pgrp=int(fields[2]),
+        session=int(fields[3]),
+        start_ticks=int(fields[19]),
+    )
+
+
+def read_stat(pid: int | str) -> ProcStat:
+    """/proc/<pid>/stat, parsed; OSError when it cannot be read (the process is gone,
+    or there is no /proc), ValueError when it cannot be parsed."""
     with open(f"/proc/{pid}/stat", "rb") as f:
-        stat = f.read()
-    return stat[stat.rfind(b")") + 2 :].split()
+        return parse_stat(f.read())
+
+
+def read_all_stats() -> dict[int, ProcStat]:
+    """Every process's stat now, by pid; OSError without /proc. A process that ends
+    while the table is read is left out."""
+    stats: dict[int, ProcStat] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            stats[int(name)] = read_stat(name)
+        except (OSError, ValueError):
+            continue  # gone meanwhile
+    return stats
+
+
+def is_gone(stat: ProcStat) -> bool:
+    """A zombie or dead process is no longer running (nobody may reap orphans here)."""
+    return stat.state in ("Z", "X")
 
 
 def start_ticks(pid: int) -> int | None:
     """When `pid` started (clock ticks since boot; Linux): with the pid, it names one
     process for good, pids being reused. None when it cannot be found out."""
     try:
-        fields = _stat(pid)
-    except OSError:
+        stat = read_stat(pid)
+    except (OSError, ValueError):
         return None
-    if not fields or fields[0] in (b"Z", b"X"):
-        return None  # a zombie is no longer running (nobody may reap orphans here)
-    try:
-        return int(fields[19])
-    except (IndexError, ValueError):
-        return None
+    return None if is_gone(stat) else stat.start_ticks
 
 
 def process_info(pid: int) -> ProcessInfo | None:
     """One process's parent and group (Linux: /proc; elsewhere: /bin/ps); None when it
     cannot be found out."""
     try:
-        fields = _stat(pid)
+        stat = read_stat(pid)
     except FileNotFoundError:
         if os.path.isdir("/proc/self"):
             return None  # /proc works: the process is gone
         return _process_info_from_ps(pid)
-    except OSError:
+    except (OSError, ValueError):
         return None
-    if len(fields) < 3:
-        return None
-    return ProcessInfo(ppid=int(fields[1]), pgrp=int(fields[2]))
+    return ProcessInfo(ppid=stat.ppid, pgrp=stat.pgrp)
 
 
 def _process_info_from_ps(pid: int) -> ProcessInfo | None:
@@ -89,21 +138,10 @@ class ProcessTree:
     def read(cls) -> "ProcessTree | None":
         """This machine's processes now; None without /proc."""
         try:
-            names = os.listdir("/proc")
+            stats = read_all_stats()
         except OSError:
             return None
-        processes: dict[int, ProcessInfo] = {}
-        for name in names:
-            if not name.isdigit():
-                continue
-            try:
-                fields = _stat(name)
-            except OSError:
-                continue  # gone meanwhile
-            if len(fields) < 3:
-                continue
-            processes[int(name)] = ProcessInfo(ppid=int(fields[1]), pgrp=int(fields[2]))
-        return cls(processes)
+        return cls({pid: ProcessInfo(ppid=s.ppid, pgrp=s.pgrp) for pid, s in stats.items()})
 
     def deepest_in_group(self, root: int, pgrp: int) -> int | None:
         """The deepest descendant of `root` (root included) in process group `pgrp`."""

@@ -11,18 +11,9 @@ import os
 import signal
 from collections.abc import Collection
 
+from mux.system.proctree import is_gone, read_all_stats
+
 _PROC = "/proc"
-
-
-def _state_and_session(pid: int) -> tuple[str, int] | None:
-    try:
-        with open(f"{_PROC}/{pid}/stat", "rb") as f:
-            stat = f.read()
-    except OSError:
-        return None  # gone already
-    # "pid (comm) state ppid pgrp session ...": comm may contain anything, even ")".
-    fields = stat[stat.rfind(b")") + 2 :].split()
-    return fields[0].decode(), int(fields[3])
 
 
 def sessions_members(session_ids: Collection[int]) -> dict[int, list[int]]:
@@ -31,12 +22,9 @@ def sessions_members(session_ids: Collection[int]) -> dict[int, list[int]]:
     found: dict[int, list[int]] = {sid: [] for sid in session_ids}
     if not wanted or not os.path.isdir(_PROC):
         return found
-    for name in os.listdir(_PROC):
-        if not name.isdigit():
-            continue
-        entry = _state_and_session(int(name))
-        if entry is not None and entry[1] in wanted and entry[0] not in ("Z", "X"):
-            found[entry[1]].append(int(name))
+    for pid, stat in read_all_stats().items():
+        if stat.session in wanted and not is_gone(stat):
+            found[stat.session].append(pid)
     return found
 
 
