@@ -23,6 +23,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from mux.system.muxd_command import muxd_argv
+
 if TYPE_CHECKING:
     from dbus_fast import Message
     from dbus_fast.aio import MessageBus
@@ -136,7 +138,7 @@ class Service:
         log = open(self.log_path, "ab")  # noqa: SIM115
         self._log_start = log.tell()  # readiness is looked for in this run's lines
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "mux"],
+            muxd_argv(),
             env=self.env,
             stdin=subprocess.DEVNULL,
             stdout=log,

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from mux.system.muxd_command import muxd_argv
 from tests.harness import Service, pid_alive, wait_for
 
 VERBS = (
@@ -110,7 +111,7 @@ def wait_capture(svc: Service, pane: int, needle: str) -> str:
 def muxd_directly(svc: Service) -> subprocess.CompletedProcess[str]:
     """Run muxd in the foreground in this environment; for startups that must fail."""
     return subprocess.run(
-        [sys.executable, "-m", "mux"],
+        muxd_argv(),
         env=svc.env,
         stdin=subprocess.DEVNULL,
         capture_output=True,

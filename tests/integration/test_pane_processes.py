@@ -11,13 +11,13 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 
 import pytest
 
+from mux.system.muxd_command import muxd_argv
 from muxctl.client import connect
 from muxctl.errors import RemoteError
 from tests.harness import BusMonitor, DBusDaemon, Service, pid_alive, wait_for, wait_gone
@@ -471,7 +471,7 @@ def test_a_second_muxd_on_the_same_state_directory_is_refused(service: Service) 
     env = dict(service.env, XDG_RUNTIME_DIR=str(other_runtime))
     env.pop("DBUS_SESSION_BUS_ADDRESS", None)  # it would start its own bus, were it allowed
     result = subprocess.run(
-        [sys.executable, "-m", "mux"],
+        muxd_argv(),
         env=env,
         capture_output=True,
         text=True,
