@@ -49,6 +49,7 @@ from mux.protocol.exit_status import EX_CONFIG, EX_UNAVAILABLE
 from mux.protocol.restore_problems import UnrestoredPane
 from mux.resurrection.checkpoints import CheckpointStore
 from mux.resurrection.endpoint import Endpoints
+from mux.state.restore import RestoreProblem
 from mux.system.fds import make_inherited_fds_close_on_exec
 from mux.system.locks import AlreadyLocked, take_instance_lock, take_state_lock
 from mux.system.notify import Supervisor
@@ -128,6 +129,7 @@ class Daemon:
             _remove_launch_directories(self.paths)
         checkpoints = CheckpointStore(self.paths.checkpoints)
         table = self._make_table(loop, resume, checkpoints)
+        table.start()
         attach.serve(loop, table)
         control = ControlPlane(
             self.paths,
@@ -147,6 +149,12 @@ class Daemon:
             saved=control.snapshot_saved,
             failed=status.changed,
         )
+        if resume is not None:
+            keeper.resume(
+                [RestoreProblem(kept.pane, kept.window, kept.reason) for kept in resume.unrestored],
+                resume.session_problem,
+                saving_disabled=resume.saving_disabled,
+            )
         saved = keeper.load() if resume is None else None
         if saved is not None:
             keeper.restore(saved, self.supervisor)

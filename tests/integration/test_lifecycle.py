@@ -1,6 +1,7 @@
 """The lifecycle's edges that only a real muxd shows."""
 
 import re
+import shutil
 from pathlib import Path
 
 from tests.harness import DBusDaemon, Service, wait_for
@@ -22,3 +23,29 @@ def test_a_lost_bus_connection_is_logged_with_its_reason(tmp_root: Path) -> None
     finally:
         service.stop()
         bus.stop()
+
+
+def test_restore_problems_survive_an_upgrade(tmp_root: Path) -> None:
+    """A pane that could not be restored stays listed, and kept in the snapshot for
+    repair, after `Upgrade`: the new muxd learns it from the old one."""
+    svc = Service(tmp_root, bus_address=None).start()
+    program = tmp_root / "vanishing"
+    shutil.copy(shutil.which("sleep") or "/bin/sleep", program)
+    try:
+        svc.spawn([str(program), "600"])
+        assert svc.stop() == 0
+        program.unlink()
+        svc.start()
+        (before,) = svc.call("ListRestoreProblems")
+        assert len(before) == 1
+
+        svc.muxctl("upgrade", check=True)
+
+        (after,) = svc.call("ListRestoreProblems")
+        assert [{k: v.value for k, v in p.items()} for p in after] == [
+            {k: v.value for k, v in p.items()} for p in before
+        ]
+        path, _ = svc.call("Snapshot")
+        assert str(program) in Path(path).read_text(), "still kept in the snapshot"
+    finally:
+        svc.stop()

@@ -40,10 +40,16 @@ class ExitWatcher:
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
         self._watched: dict[int, tuple[Reapable, ExitCallback, int | None]] = {}
+        self._deferred: list[tuple[Reapable, ExitCallback]] = []
         self._sigchld_installed = False
-        self._use_pidfd = _pidfd_works()
-        if not self._use_pidfd:
-            self._install_sigchld()
+        self._use_pidfd: bool | None = None  # found out at the first watch
+
+    def _pidfds(self) -> bool:
+        if self._use_pidfd is None:
+            self._use_pidfd = _pidfd_works()
+            if not self._use_pidfd:
+                self._install_sigchld()
+        return self._use_pidfd
 
     def _install_sigchld(self) -> None:
         if not self._sigchld_installed:
@@ -52,7 +58,7 @@ class ExitWatcher:
 
     def watch(self, process: Reapable, callback: ExitCallback) -> None:
         pidfd: int | None = None
-        if self._use_pidfd:
+        if self._pidfds():
             try:
                 pidfd = os.pidfd_open(process.pid)
             except OSError:  # out of fds, say: fall back to SIGCHLD for this one
@@ -64,6 +70,16 @@ class ExitWatcher:
             # It may have exited before the handler knew of it. Checked on the
             # next turn of the loop, so a method reply goes out before the exit.
             self._loop.call_soon(self._poll_one, process.pid)
+
+    def watch_later(self, process: Reapable, callback: ExitCallback) -> None:
+        """Watch `process` from `watch_deferred` on (a resumed table's programs: their
+        exits are reported once every observer is in place)."""
+        self._deferred.append((process, callback))
+
+    def watch_deferred(self) -> None:
+        deferred, self._deferred = self._deferred, []
+        for process, callback in deferred:
+            self.watch(process, callback)
 
     def _poll_one(self, pid: int) -> None:
         entry = self._watched.get(pid)

@@ -5,6 +5,7 @@ import time
 from collections.abc import Callable, Iterable
 
 from mux.panes.pane import Pane
+from mux.panes.periodic import Periodic
 from mux.system.memory import release_free_memory
 
 MAX_SWEEP_INTERVAL = 10.0
@@ -16,22 +17,23 @@ class ScreenSweeper:
         loop: asyncio.AbstractEventLoop,
         idle_seconds: float,
         panes: Callable[[], Iterable[Pane]],
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._loop = loop
+        """`clock`: now, on the clock of a screen's `last_used`."""
         self._idle_seconds = idle_seconds
-        self._interval = min(MAX_SWEEP_INTERVAL, idle_seconds)
         self._panes = panes
-        self._timer = loop.call_later(self._interval, self._sweep)
+        self._clock = clock
+        self._timer = Periodic(loop, min(MAX_SWEEP_INTERVAL, idle_seconds), self.sweep)
 
-    def _sweep(self) -> None:
-        try:
-            cutoff = time.monotonic() - self._idle_seconds
-            freed = [pane for pane in self._panes() if pane.hibernate_screen_if_idle_since(cutoff)]
-            if freed:
-                # Freed memory goes back to malloc, not to the system, without this.
-                release_free_memory()
-        finally:
-            self._timer = self._loop.call_later(self._interval, self._sweep)
+    def start(self) -> None:
+        self._timer.start()
+
+    def sweep(self) -> None:
+        cutoff = self._clock() - self._idle_seconds
+        freed = [pane for pane in self._panes() if pane.hibernate_screen_if_idle_since(cutoff)]
+        if freed:
+            # Freed memory goes back to malloc, not to the system, without this.
+            release_free_memory()
 
     def stop(self) -> None:
-        self._timer.cancel()
+        self._timer.stop()

@@ -1,100 +1,48 @@
-"""The pane table: id allocation, instance token, windows, spawn and close.
+"""The pane table: the panes and windows of this instance, spawn and close.
 
-This is the core the D-Bus layer (and later the attach socket) drives; it
-knows nothing of D-Bus. Observers hear about panes appearing, changing,
-exiting and being removed.
+This is the core the D-Bus layer and the attach socket drive; it knows nothing
+of D-Bus. Observers hear about panes appearing, changing, exiting and being
+removed. Its parts: the id space (ids.py), the spawn preparation (launcher.py),
+the spawn ledger and conditional kill (ledger.py), the closed panes in their
+grace period (closing.py), a pane's handover (pane_handover.py), the screen
+sweeper (screen_sweeper.py).
+
+Construction (or `resume`) does no I/O beyond what it is given; `start` starts
+the timers (the working-directory sampling, the screen sweeper), once.
 """
 
 import asyncio
-import contextlib
 import functools
 import logging
-import os
-import pwd
-import secrets
-import signal
 import socket
-from collections.abc import Iterator, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 
 from mux.config import Settings
-from mux.panes.environment import pane_environment
-from mux.panes.exits import ExitCallback, ExitWatcher, Reapable
-from mux.panes.handover import PaneRecord, TableRecord
-from mux.panes.launch_endpoint import EndpointFactory, LaunchEndpoint
-from mux.panes.ledger import CONDITIONS, UNATTACHED_SINCE_SPAWN, SpawnRecord
-from mux.panes.pane import Launch, Pane, PaneObserver
-from mux.panes.process import (
-    ChildProcess,
-    StartedProcess,
-    check_directory,
-    resolve_program,
-    start_on_pty,
-)
+from mux.panes.closing import ClosingPanes
+from mux.panes.cwd_sampler import CwdSampler
+from mux.panes.exits import ExitWatcher
+from mux.panes.handover import TableRecord
+from mux.panes.ids import IdSpace
+from mux.panes.launch_endpoint import EndpointFactory
+from mux.panes.launcher import Launcher, PreparedLaunch, abandon, launched_pane
+from mux.panes.ledger import KillRequest, check_kill
+from mux.panes.pane import Pane, PaneObserver
+from mux.panes.pane_handover import pane_record, resumed_pane
+from mux.panes.process import ChildProcess, StartedProcess
 from mux.panes.screen_sweeper import ScreenSweeper
-from mux.panes.shell_integration import prepare_shell, remove_directory
-from mux.protocol.environment import ENDPOINT_VARIABLE
-from mux.protocol.errors import InvalidArgument, NoSuchPane, PreconditionFailed
-from mux.protocol.spawn_options import LaunchKind, SpawnRequest
-from mux.system.proctree import ProcessTree
-from mux.system.sessions import kill_session, sessions_members
+from mux.protocol.errors import InvalidArgument, NoSuchPane
+from mux.protocol.spawn_options import SpawnRequest
+from mux.system.sessions import sessions_members
 
 log = logging.getLogger(__name__)
-
-INSTANCE_TOKEN_BYTES = 16
 
 
 class TableObserver(PaneObserver, Protocol):
     def pane_added(self, pane: Pane) -> None: ...
     def pane_removed(self, pane: Pane) -> None: ...
-
-
-class IdSpace:
-    """Pane and window ids, named by a random instance token (SPEC §5).
-
-    The token and the counters are created together and only replaced
-    together: ids from one space never get confused with another's.
-    """
-
-    def __init__(self) -> None:
-        self.token = secrets.token_bytes(INSTANCE_TOKEN_BYTES)
-        self._next_pane = 1
-        self._next_window = 1
-
-    @classmethod
-    def restored(cls, token: bytes, next_pane: int, next_window: int) -> "IdSpace":
-        """The same id space, carried across a graceful upgrade (SPEC §5)."""
-        ids = cls()
-        ids.token, ids._next_pane, ids._next_window = token, next_pane, next_window
-        return ids
-
-    @property
-    def next_pane_id(self) -> int:
-        """The id the next pane will get (a failed spawn does not use one up)."""
-        return self._next_pane
-
-    def new_pane_id(self) -> int:
-        pane_id = self._next_pane
-        self._next_pane += 1
-        return pane_id
-
-    @property
-    def next_window_id(self) -> int:
-        return self._next_window
-
-    def new_window_id(self) -> int:
-        window_id = self._next_window
-        self._next_window += 1
-        return window_id
-
-
-def login_shell() -> str:
-    try:
-        shell = pwd.getpwuid(os.getuid()).pw_shell
-    except KeyError:
-        shell = ""
-    return shell or os.environ.get("SHELL") or "/bin/sh"
 
 
 def _log_reaped(pid: int, status: int) -> None:
@@ -110,31 +58,40 @@ class PaneTable:
         *,
         shell_dirs: Path | None = None,
         resurrection: EndpointFactory | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """`shell_dirs`: where shell launches get their integration directories
         (<runtime>/shell); None: shells start without integration. `resurrection`:
-        what opens launches' endpoints; None: no endpoints at all."""
+        what opens launches' endpoints; None: no endpoints at all. `clock`: now, for
+        the screen sweeper (the clock of a screen's last use); the timers run on the
+        loop's clock."""
         self.settings = settings
         self.shell_dirs = shell_dirs
         self.resurrection = resurrection
         self.ids = IdSpace()
-        self._service_env = dict(service_env)
+        self._launcher = Launcher(
+            settings, service_env, shell_dirs=shell_dirs, resurrection=resurrection
+        )
         self._loop = loop
         self._panes: dict[int, Pane] = {}
         self._use_count = 0
-        self._deferred_watches: list[tuple[Reapable, ExitCallback]] = []
-        # Closed panes within their grace period: their sessions are ended
-        # (SIGKILL) when it is over, or at once when the service stops.
-        self._closing: dict[int, Pane] = {}
+        self._closing = ClosingPanes(loop, settings.kill_grace_seconds)
         self._windows: dict[int, set[int]] = {}
         self.exits = ExitWatcher(loop)
         self._observers: list[TableObserver] = []
         self._sweeper = ScreenSweeper(
-            loop, settings.screen_idle_seconds, lambda: list(self._panes.values())
+            loop, settings.screen_idle_seconds, lambda: list(self._panes.values()), clock
+        )
+        self._cwd_sampler = CwdSampler(
+            loop, settings.cwd_sample_seconds, lambda: list(self._panes.values())
         )
         # The names a shell's OSC 7 may give this machine.
         self.local_hosts = frozenset({socket.gethostname().lower()})
-        self._cwd_timer = loop.call_later(settings.cwd_sample_seconds, self._sample_cwds_tick)
+
+    def start(self) -> None:
+        """Start the timers: once, after construction or `resume`."""
+        self._cwd_sampler.start()
+        self._sweeper.start()
 
     # -- observers ------------------------------------------------------------
 
@@ -198,40 +155,12 @@ class PaneTable:
     ) -> None:
         """Close the pane if `instance` is this id space's token and the conditions hold;
         otherwise PreconditionFailed naming what failed, and nothing is killed. Check
-        and kill happen in one synchronous step: nothing runs in between."""
+        and kill happen in one synchronous step: nothing runs in between
+        (docs/dbus-api.md#conditional-kill)."""
         pane = self.get(pane_id)
-        for condition in conditions:
-            if condition not in CONDITIONS:
-                raise PreconditionFailed(
-                    f"unknown condition {condition!r} (this mux knows: {', '.join(CONDITIONS)}); "
-                    "nothing was killed"
-                )
-        if instance and instance != self.ids.token:
-            raise PreconditionFailed(
-                "instance: the token names another instance of mux (it has been restarted "
-                f"since, and pane ids started again); pane {pane_id} was not killed"
-            )
-        if UNATTACHED_SINCE_SPAWN in conditions:
-            self._check_unattached(pane, instance, attached_clients)
+        request = KillRequest(pane_id, instance, conditions)
+        check_kill(request, self.ids.token, pane.spawn_record, attached_clients)
         self.close(pane_id)
-
-    @staticmethod
-    def _check_unattached(pane: Pane, instance: bytes, attached_clients: int) -> None:
-        def refuse(why: str) -> PreconditionFailed:
-            return PreconditionFailed(f"{UNATTACHED_SINCE_SPAWN}: {why}; it was not killed")
-
-        if not instance:
-            raise refuse(f"needs the instance token (from a bound Spawn) to name pane {pane.id}")
-        record = pane.spawn_record
-        if record is None:
-            raise refuse(f"pane {pane.id} did not come from Spawn in this instance of mux")
-        if record.used_by_others:
-            raise refuse(f"pane {pane.id} has been attached to or used by another client")
-        if attached_clients:
-            raise refuse(
-                f"pane {pane.id} has {attached_clients} open connection(s): attached "
-                "terminals, or an application's resurrection client"
-            )
 
     def most_recently_used(self, excluding: Pane | None = None) -> Pane:
         """The running pane a client used last (spawn, attach, typing)."""
@@ -241,9 +170,6 @@ class PaneTable:
         return max(running, key=lambda p: (p.use_order, p.id))
 
     # -- spawn ----------------------------------------------------------------
-
-    def _home(self) -> str:
-        return self._service_env.get("HOME") or os.path.expanduser("~")
 
     def spawn(
         self,
@@ -259,178 +185,59 @@ class PaneTable:
             raise InvalidArgument(
                 f"there is no window {request.window}; omit 'window' (or pass 0) for a new one"
             )
-        cwd = request.cwd or self._home()
-        check_directory(cwd)
-        pane_id_preview = self.ids.next_pane_id  # the env names the pane before it exists
-        env = pane_environment(
-            self._service_env, request.env, term=self.settings.term, pane_id=pane_id_preview
-        )
-        if request.kind is LaunchKind.EXPLICIT:
-            wanted = request.program or request.argv[0]
-            program = resolve_program(wanted, cwd=cwd, path=env.get("PATH"))
-            argv = request.argv
-            exec_argv: tuple[str, ...] = argv
-        shell_launch = None
-        if request.kind is not LaunchKind.EXPLICIT:
-            shell = request.shell or self.settings.default_shell or login_shell()
-            program = resolve_program(shell, cwd=cwd, path=env.get("PATH"))
-            argv = (program,)
-            shell_launch = prepare_shell(program, self.shell_dirs, env)
-            exec_argv = shell_launch.exec_argv
-            env.update(shell_launch.env)
-        rows = request.rows or self.settings.default_rows
-        cols = request.cols or self.settings.default_cols
-        invocation = request.invocation or secrets.token_hex(16)
-        endpoint = self._open_endpoint(request, invocation, offer)
-        if endpoint is not None:
-            env[ENDPOINT_VARIABLE] = str(endpoint.path)
-
-        def undo() -> None:
-            if shell_launch is not None:
-                remove_directory(shell_launch.directory)
-            if endpoint is not None:
-                endpoint.close()
-
+        pane_id = self.ids.next_pane_id  # the env names the pane before it exists
+        prepared = self._launcher.prepare(request, pane_id=pane_id, offer=offer)
+        started = prepared.start()
         try:
-            started = start_on_pty(program, exec_argv, env=env, cwd=cwd, rows=rows, cols=cols)
+            pane = self._adopt(started, prepared, spawner)
         except BaseException:
-            undo()
+            prepared.undo()
+            abandon(started)
             raise
-        try:
-            pane = self._adopt(
-                started,
-                request,
-                argv=argv,
-                program=program,
-                cwd=cwd,
-                rows=rows,
-                cols=cols,
-                invocation=invocation,
-            )
-            if shell_launch is not None:
-                pane.shell_token = shell_launch.token
-                pane.shell_dir = shell_launch.directory
-            if spawner is not None:
-                pane.spawn_record = SpawnRecord(spawner)
-            if endpoint is not None:
-                pane.endpoint = endpoint
-                endpoint.bind(pane)
-        except BaseException:
-            undo()
-            # Nothing was published: the program must not outlive the failure.
-            with contextlib.suppress(OSError):
-                os.killpg(started.process.pid, signal.SIGKILL)
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(started.process.pid, 0)
-            with contextlib.suppress(OSError):
-                os.close(started.master_fd)
-            raise
-        assert pane.id == pane_id_preview
+        assert pane.id == pane_id
         if notice:
             pane.show_notice(notice)
-        self._panes[pane.id] = pane
-        self._windows.setdefault(pane.window, set()).add(pane.id)
+        self._place(pane)
         self.mark_used(pane)
+        pane.start()
         log.info(
-            "pane %d: started %s (pid %d) in window %d", pane.id, argv[0], pane.pid, pane.window
+            "pane %d: started %s (pid %d) in window %d",
+            pane.id,
+            pane.argv[0],
+            pane.pid,
+            pane.window,
         )
         for observer in self._observers:
             observer.pane_added(pane)
         return pane
 
     def _adopt(
-        self,
-        started: StartedProcess,
-        request: SpawnRequest,
-        *,
-        argv: tuple[str, ...],
-        program: str,
-        cwd: str,
-        rows: int,
-        cols: int,
-        invocation: str,
+        self, started: StartedProcess, prepared: PreparedLaunch, spawner: str | None
     ) -> Pane:
         """The Pane for a started process, watched for its exit; not yet published."""
-        pane_id = self.ids.new_pane_id()
-        window = request.window or self.ids.new_window_id()
-        pane = Pane(
-            pane_id=pane_id,
-            window=window,
-            launch=Launch(
-                kind=request.kind,
-                argv=argv,
-                program=program,
-                env_overrides=tuple(sorted(request.env.items())),
-                invocation=invocation,
-            ),
-            process=started.process,
-            master_fd=started.master_fd,
-            cwd=cwd,
-            title=request.title if request.title is not None else os.path.basename(argv[0]),
-            title_explicit=request.title is not None,
-            rows=rows,
-            cols=cols,
-            scrollback_bytes=self.settings.scrollback_bytes,
-            max_input_backlog=self.settings.max_input_backlog_bytes,
+        pane = launched_pane(
+            prepared,
+            started,
+            pane_id=self.ids.new_pane_id(),
+            window=prepared.request.window or self.ids.new_window_id(),
+            settings=self.settings,
             loop=self._loop,
             observer=self,
             local_hosts=self.local_hosts,
+            spawner=spawner,
         )
-        try:
-            self.exits.watch(started.process, pane.process_exited)
-        except BaseException:
-            self._loop.remove_reader(started.master_fd)  # the caller closes it
-            raise
+        self.exits.watch(started.process, pane.process_exited)
         return pane
 
-    def _resume_endpoint(self, pane: Pane, record: PaneRecord) -> None:
-        """The endpoint the previous muxd handed over (its socket inherited)."""
-        pane.checkpoint_generation = record.checkpoint_generation
-        saved = record.endpoint
-        if saved is None:
-            return
-        if self.resurrection is None or not pane.is_running:
-            with contextlib.suppress(OSError):
-                os.close(saved.fd)
-            remove_directory(Path(saved.directory))
-            return
-        pane.endpoint = self.resurrection.resumed(
-            saved.fd,
-            Path(saved.directory),
-            invocation=pane.launch.invocation,
-            offer=saved.offer,
-            shell_launch=saved.shell_launch,
-        )
-        pane.endpoint.bind(pane)
-
-    def _open_endpoint(
-        self, request: SpawnRequest, invocation: str, offer: str | None
-    ) -> LaunchEndpoint | None:
-        """The launch's application-resurrection endpoint, when it is to have one."""
-        wanted = (
-            self.settings.resurrection if request.resurrection is None else request.resurrection
-        )
-        if not wanted or not self.settings.resurrection or self.resurrection is None:
-            return None  # (the adapter disabled in configuration wins over the option)
-        try:
-            return self.resurrection.open(
-                invocation=invocation,
-                offer=offer,
-                shell_launch=request.kind is not LaunchKind.EXPLICIT,
-            )
-        except OSError as e:
-            log.error("no application-resurrection endpoint for this launch: %s", e.strerror)
-            return None
+    def _place(self, pane: Pane) -> None:
+        self._panes[pane.id] = pane
+        self._windows.setdefault(pane.window, set()).add(pane.id)
 
     # -- close ----------------------------------------------------------------
 
     def close(self, pane_id: int) -> None:
-        """Close a pane unconditionally: hang up its terminal, forget it.
-
-        Whatever is left of its session `kill_grace_seconds` later (a program
-        or job that ignores SIGHUP) is killed; the program is reaped whenever
-        it exits, so no zombie is left behind.
-        """
+        """Close a pane unconditionally: hang up its terminal, forget it; what is left
+        of its session is ended after a grace period (closing.py)."""
         pane = self.get(pane_id)
         del self._panes[pane_id]
         members = self._windows.get(pane.window)
@@ -439,39 +246,17 @@ class PaneTable:
             if not members:
                 del self._windows[pane.window]
         pane.hang_up()
-        self._closing[pane_id] = pane
-        self._loop.call_later(self.settings.kill_grace_seconds, self._end_session, pane)
+        self._closing.add(pane)
         for observer in self._observers:
             observer.pane_removed(pane)
 
-    def _end_session(self, pane: Pane) -> None:
-        if self._closing.pop(pane.id, None) is None:
-            return  # ended already, at stop
-        killed = kill_session(pane.pid)
-        if killed:
-            log.info("closed pane %d: killed %d process(es) ignoring the hangup", pane.id, killed)
-
     def sample_cwds(self) -> None:
-        """A process capture of every running pane's working directory (Linux: /proc)."""
-        if not any(pane.is_running for pane in self._panes.values()):
-            return
-        processes = ProcessTree.read()
-        if processes is None:
-            return
-        for pane in list(self._panes.values()):
-            pane.sample_cwd(processes)
-
-    def _sample_cwds_tick(self) -> None:
-        try:
-            self.sample_cwds()
-        finally:
-            self._cwd_timer = self._loop.call_later(
-                self.settings.cwd_sample_seconds, self._sample_cwds_tick
-            )
+        """A process capture of every running pane's working directory, now."""
+        self._cwd_sampler.sample()
 
     def close_all(self) -> None:
         self._sweeper.stop()
-        self._cwd_timer.cancel()
+        self._cwd_sampler.stop()
         for pane in list(self._panes.values()):
             self.close(pane.id)
 
@@ -480,13 +265,12 @@ class PaneTable:
     def handover_record(self) -> TableRecord:
         """The table for the next muxd. The caller ends the sessions of closed panes
         first (an upgrade cuts their grace short); their programs still need reaping."""
-        closing = list(self._closing.values())
         return TableRecord(
             token=self.ids.token.hex(),
             next_pane=self.ids.next_pane_id,
             next_window=self.ids.next_window_id,
-            panes=[pane.handover_record() for pane in self._panes.values()],
-            reap=[pane.pid for pane in closing if pane.process.returncode is None],
+            panes=[pane_record(pane) for pane in self._panes.values()],
+            reap=self._closing.unreaped(),
         )
 
     @classmethod
@@ -499,33 +283,38 @@ class PaneTable:
         *,
         shell_dirs: Path | None = None,
         resurrection: EndpointFactory | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> "PaneTable":
-        table = cls(settings, service_env, loop, shell_dirs=shell_dirs, resurrection=resurrection)
+        """The table a previous muxd handed over; its panes read their terminals again,
+        their exits are watched from `start_watching_exits`, the timers from `start`."""
+        table = cls(
+            settings,
+            service_env,
+            loop,
+            shell_dirs=shell_dirs,
+            resurrection=resurrection,
+            clock=clock,
+        )
         table.ids = IdSpace.restored(
             bytes.fromhex(record.token), record.next_pane, record.next_window
         )
-        for pane_record in record.panes:
-            process = ChildProcess(pane_record.pid)
-            if not pane_record.running:
-                process.returncode = pane_record.exit_status  # reaped by the old muxd
-            pane = Pane.resume(
-                pane_record,
-                process,
-                scrollback_bytes=settings.scrollback_bytes,
-                max_input_backlog=settings.max_input_backlog_bytes,
+        for saved in record.panes:
+            pane = resumed_pane(
+                saved,
+                settings=settings,
                 loop=loop,
                 observer=table,
                 local_hosts=table.local_hosts,
+                resurrection=resurrection,
             )
-            table._resume_endpoint(pane, pane_record)
-            table._panes[pane.id] = pane
-            table._windows.setdefault(pane.window, set()).add(pane.id)
+            table._place(pane)
             if pane.is_running:
-                table._deferred_watches.append((process, pane.process_exited))
+                table.exits.watch_later(pane.process, pane.process_exited)
             else:
                 table._linger(pane)
+            pane.start()
         for pid in record.reap:
-            table._deferred_watches.append((ChildProcess(pid), functools.partial(_log_reaped, pid)))
+            table.exits.watch_later(ChildProcess(pid), functools.partial(_log_reaped, pid))
         return table
 
     async def quiesce_checkpoints(self) -> None:
@@ -544,17 +333,14 @@ class PaneTable:
     def start_watching_exits(self) -> None:
         """After a resume, once every observer is in place: an exit in the gap is
         then reported like any other (PaneExited, PropertiesChanged)."""
-        for process, callback in self._deferred_watches:
-            self.exits.watch(process, callback)
-        self._deferred_watches.clear()
+        self.exits.watch_deferred()
 
     def end_closing_sessions(self) -> None:
         """At stop: end the sessions of closed panes without waiting out their grace."""
-        for pane in list(self._closing.values()):
-            self._end_session(pane)
+        self._closing.end_all()
 
     def lingering_processes(self) -> int:
         """Processes of panes (open or closing) that have not ended yet."""
-        panes = [*self._panes.values(), *self._closing.values()]
+        panes = [*self._panes.values(), *self._closing]
         members = sessions_members([pane.pid for pane in panes])
         return sum(max(len(members[pane.pid]), pane.process.returncode is None) for pane in panes)

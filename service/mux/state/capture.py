@@ -32,16 +32,12 @@ def pane_snapshot(pane: Pane, replay_allowlist: Sequence[str] = ()) -> PaneSnaps
         replay, generation = replayed if replayed is not None else (None, None)
     return PaneSnapshot(
         id=pane.id,
-        kind=pane.launch.kind,
-        argv=list(pane.launch.argv),
-        program=pane.launch.program,
+        **pane.launch.snapshot_fields(),
         cwd=CwdRecord(path=pane.cwd, source=pane.cwd_source, captured_at=pane.cwd_captured_at),
-        env_overrides=dict(pane.launch.env_overrides),
         title=pane.title,
         title_explicit=pane.title_explicit,
         rows=pane.rows,
         cols=pane.cols,
-        invocation=pane.launch.invocation,
         checkpoint=(
             CheckpointRef(invocation=pane.launch.invocation, generation=generation)
             if generation is not None

@@ -127,8 +127,9 @@ def restore_session(
                 continue
             if saved.replay is not None and pane.launch.kind is LaunchKind.SHELL:
                 generation = saved.checkpoint.generation if saved.checkpoint else None
-                pane.replay = CommandReplay(saved.replay, generation)
+                pane.shell.replay = CommandReplay(saved.replay, generation)
             if not saved.title_explicit:
-                pane.title = saved.title
+                # The title the program had set: observers hear of it like of any other.
+                pane.set_program_title(saved.title)
             new_window = pane.window
     return problems

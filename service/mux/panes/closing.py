@@ -1,0 +1,47 @@
+"""Closed panes within their grace period (docs/dbus-api.md#manager-methods: Kill).
+
+A closed pane is hung up at once; whatever is left of its session
+`kill_grace_seconds` later (a program or job that ignores SIGHUP) is killed,
+or at once when the service stops. Its program is reaped whenever it exits,
+so no zombie is left behind.
+"""
+
+import asyncio
+import logging
+from collections.abc import Iterator
+
+from mux.panes.pane import Pane
+from mux.system.sessions import kill_session
+
+log = logging.getLogger(__name__)
+
+
+class ClosingPanes:
+    def __init__(self, loop: asyncio.AbstractEventLoop, grace_seconds: float) -> None:
+        self._loop = loop
+        self._grace_seconds = grace_seconds
+        self._panes: dict[int, Pane] = {}
+
+    def __iter__(self) -> Iterator[Pane]:
+        return iter(list(self._panes.values()))
+
+    def add(self, pane: Pane) -> None:
+        """`pane` has been hung up: its session ends when the grace is over."""
+        self._panes[pane.id] = pane
+        self._loop.call_later(self._grace_seconds, self._end_session, pane)
+
+    def end_all(self) -> None:
+        """End every session now, without waiting out the grace (at stop, at upgrade)."""
+        for pane in list(self._panes.values()):
+            self._end_session(pane)
+
+    def unreaped(self) -> list[int]:
+        """The pids of closed panes' programs that have not been reaped yet."""
+        return [pane.pid for pane in self._panes.values() if pane.process.returncode is None]
+
+    def _end_session(self, pane: Pane) -> None:
+        if self._panes.pop(pane.id, None) is None:
+            return  # ended already, at stop
+        killed = kill_session(pane.pid)
+        if killed:
+            log.info("closed pane %d: killed %d process(es) ignoring the hangup", pane.id, killed)

@@ -1,0 +1,243 @@
+"""The pane table without muxd: real programs (sleep, sh) on real PTYs and a real event
+loop. The conditional kill and the spawn ledger (docs/dbus-api.md#conditional-kill), the
+timers driven through an injected clock, and a restored pane's title."""
+
+import asyncio
+import os
+import shutil
+import time
+from collections.abc import Callable, Coroutine, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mux.config import Settings
+from mux.panes.ledger import UNATTACHED_SINCE_SPAWN
+from mux.panes.pane import Pane
+from mux.panes.table import PaneTable
+from mux.protocol.errors import NoSuchPane, PreconditionFailed
+from mux.protocol.spawn_options import LaunchKind, SpawnRequest
+from mux.state.restore import restore_session
+from mux.state.schema import CwdRecord, LayoutNode, PaneSnapshot, Session, WindowSnapshot
+from mux.system.proctree import working_directory
+
+TIMEOUT = 10.0
+SPAWNER = ":1.5"
+
+
+class SteeredLoop(asyncio.SelectorEventLoop):
+    """An event loop whose clock a test can move forward: monotonic time plus `ahead`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ahead = 0.0
+
+    def time(self) -> float:
+        return time.monotonic() + self.ahead
+
+
+class Recorder:
+    """A table observer that keeps what it heard."""
+
+    def __init__(self) -> None:
+        self.changes: list[tuple[int, tuple[str, ...]]] = []
+
+    def pane_added(self, pane: Pane) -> None:
+        pass
+
+    def pane_removed(self, pane: Pane) -> None:
+        pass
+
+    def pane_changed(self, pane: Pane, properties: Sequence[str]) -> None:
+        self.changes.append((pane.id, tuple(properties)))
+
+    def pane_exited(self, pane: Pane) -> None:
+        pass
+
+
+async def until(condition: Callable[[], object], what: str) -> None:
+    """Let the loop run until `condition` holds; fail after TIMEOUT seconds (real time)."""
+    deadline = time.monotonic() + TIMEOUT
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.005)
+
+
+TableTest = Callable[[PaneTable, SteeredLoop], Coroutine[Any, Any, None]]
+
+
+def with_table(home: Path, test: TableTest, **settings: Any) -> None:
+    """Run `test` with a table on a steered loop; every program is gone afterwards."""
+    loop = SteeredLoop()
+
+    async def main() -> None:
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home)}
+        table = PaneTable(Settings(kill_grace_seconds=0, **settings), env, loop, clock=loop.time)
+        try:
+            await test(table, loop)
+        finally:
+            table.close_all()
+            table.end_closing_sessions()
+            await until(lambda: table.lingering_processes() == 0, "every program to end")
+            table.exits.close()
+
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+
+
+def sleeper(table: PaneTable, spawner: str | None = SPAWNER) -> Pane:
+    return table.spawn(
+        SpawnRequest(kind=LaunchKind.EXPLICIT, argv=("sleep", "60")), spawner=spawner
+    )
+
+
+def assert_refused(
+    table: PaneTable,
+    pane: Pane,
+    instance: bytes,
+    conditions: list[str],
+    *,
+    match: str,
+    clients: int = 0,
+) -> None:
+    with pytest.raises(PreconditionFailed, match=match):
+        table.kill_if(pane.id, instance, conditions, clients)
+    assert table.get(pane.id) is pane  # nothing was killed
+    assert pane.is_running and pane.process.poll() is None
+
+
+# -- the conditional kill --------------------------------------------------------------
+
+
+def test_kill_if_refuses_and_kills_nothing_unless_every_check_holds(tmp_path: Path) -> None:
+    async def test(table: PaneTable, loop: SteeredLoop) -> None:
+        token = table.ids.token
+        pane = sleeper(table)
+        assert_refused(
+            table, pane, token, ["NEVER_HEARD_OF"], match="unknown condition 'NEVER_HEARD_OF'"
+        )
+        assert_refused(table, pane, bytes(16), [], match="names another instance")
+        assert_refused(
+            table, pane, bytes(16), [UNATTACHED_SINCE_SPAWN], match="names another instance"
+        )
+        assert_refused(table, pane, b"", [UNATTACHED_SINCE_SPAWN], match="needs the instance token")
+        assert_refused(
+            table, pane, token, [UNATTACHED_SINCE_SPAWN], match="2 open connection", clients=2
+        )
+        unrecorded = sleeper(table, spawner=None)
+        assert_refused(
+            table, unrecorded, token, [UNATTACHED_SINCE_SPAWN], match="did not come from Spawn"
+        )
+        with pytest.raises(NoSuchPane):
+            table.kill_if(999, token, [UNATTACHED_SINCE_SPAWN], 0)
+
+    with_table(tmp_path, test)
+
+
+def test_kill_if_kills_a_pane_only_its_spawner_used(tmp_path: Path) -> None:
+    async def test(table: PaneTable, loop: SteeredLoop) -> None:
+        pane = sleeper(table)
+        table.mark_use(pane, SPAWNER)  # the spawner's own use does not count
+        table.kill_if(pane.id, table.ids.token, [UNATTACHED_SINCE_SPAWN], 0)
+        with pytest.raises(NoSuchPane):
+            table.get(pane.id)
+        await until(lambda: pane.process.returncode is not None, "sleep to end")
+        assert pane.process.returncode == -1  # the hang-up
+
+    with_table(tmp_path, test)
+
+
+@pytest.mark.parametrize("user", [":1.9", None], ids=["another-bus-client", "attach-socket"])
+def test_a_use_by_anyone_but_the_spawner_keeps_the_pane(tmp_path: Path, user: str | None) -> None:
+    async def test(table: PaneTable, loop: SteeredLoop) -> None:
+        pane = sleeper(table)
+        table.mark_use(pane, user)
+        assert pane.spawn_record is not None and pane.spawn_record.used_by_others
+        assert_refused(
+            table, pane, table.ids.token, [UNATTACHED_SINCE_SPAWN], match="used by another client"
+        )
+        table.kill_if(pane.id, table.ids.token, [], 0)  # no condition: the plain kill
+        with pytest.raises(NoSuchPane):
+            table.get(pane.id)
+
+    with_table(tmp_path, test)
+
+
+# -- timers ------------------------------------------------------------------------------
+
+
+def test_working_directories_are_sampled_every_interval_once_started(tmp_path: Path) -> None:
+    moved = tmp_path / "moved"
+    moved.mkdir()
+
+    async def test(table: PaneTable, loop: SteeredLoop) -> None:
+        pane = table.spawn(
+            SpawnRequest(
+                kind=LaunchKind.EXPLICIT,
+                argv=("sh", "-c", 'cd "$1" && exec sleep 60', "sh", str(moved)),
+                cwd=str(tmp_path),
+            )
+        )
+        await until(lambda: working_directory(pane.pid) == str(moved), "the program to cd")
+        loop.ahead += 3600  # not started: no timer to fire
+        await asyncio.sleep(0.05)
+        assert (pane.cwd, pane.cwd_source) == (str(tmp_path), "launch")
+        table.start()
+        loop.ahead += 29  # before the interval
+        await asyncio.sleep(0.05)
+        assert pane.cwd == str(tmp_path)
+        loop.ahead += 1
+        await until(lambda: pane.cwd == str(moved), "the sample")
+        assert pane.cwd_source == "process"
+
+    with_table(tmp_path, test, cwd_sample_seconds=30)
+
+
+def test_an_idle_screen_is_swept_once_started(tmp_path: Path) -> None:
+    async def test(table: PaneTable, loop: SteeredLoop) -> None:
+        pane = sleeper(table)
+        assert pane.screen_lines()  # a look: the screen is used now
+        table.start()
+        loop.ahead += 10  # the first sweep: used 10 s ago, less than the idle time
+        await asyncio.sleep(0.05)
+        assert pane.view.screen.is_live
+        loop.ahead += 60
+        await until(lambda: not pane.view.screen.is_live, "the sweep")
+
+    with_table(tmp_path, test, screen_idle_seconds=60, cwd_sample_seconds=3600)
+
+
+# -- restore -----------------------------------------------------------------------------
+
+
+def test_a_restored_title_reaches_the_observers(tmp_path: Path) -> None:
+    sleep = shutil.which("sleep")
+    assert sleep is not None
+    saved = PaneSnapshot(
+        id=4,
+        kind=LaunchKind.EXPLICIT,
+        argv=["sleep", "60"],
+        program=sleep,
+        cwd=CwdRecord(path=str(tmp_path), source="launch", captured_at=0.0),
+        title="vim notes.txt",  # what the program had set
+        rows=24,
+        cols=80,
+        invocation="0" * 32,
+    )
+    node = LayoutNode(id=1, kind="pane", pane=4)
+    window = WindowSnapshot(id=1, nodes=[node], root=1, focused_pane=4)
+    session = Session(version=1, generation=1, saved_at=0.0, windows=[window], panes=[saved])
+
+    async def test(table: PaneTable, loop: SteeredLoop) -> None:
+        heard = Recorder()
+        table.add_observer(heard)
+        assert restore_session(table, session, str(tmp_path), None) == []
+        (pane,) = table
+        assert (pane.title, pane.title_explicit) == ("vim notes.txt", False)
+        assert (pane.id, ("Title",)) in heard.changes
+
+    with_table(tmp_path, test)
