@@ -45,6 +45,7 @@ from mux.lifecycle.upgrade import (
 from mux.lifecycle.upgrader import Upgrader
 from mux.panes.pane import Pane
 from mux.panes.table import PaneTable
+from mux.panes.table_resume import resume_table
 from mux.protocol.exit_status import EX_CONFIG, EX_UNAVAILABLE
 from mux.protocol.restore_problems import UnrestoredPane
 from mux.resurrection.checkpoints import CheckpointStore
@@ -212,7 +213,7 @@ class Daemon:
             return PaneTable(
                 self.settings, os.environ, loop, shell_dirs=shell_dirs, resurrection=endpoints
             )
-        return PaneTable.resume(
+        return resume_table(
             resume.table,
             self.settings,
             os.environ,

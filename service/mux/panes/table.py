@@ -7,12 +7,12 @@ the spawn ledger and conditional kill (ledger.py), the closed panes in their
 grace period (closing.py), a pane's handover (pane_handover.py), the screen
 sweeper (screen_sweeper.py).
 
-Construction (or `resume`) does no I/O beyond what it is given; `start` starts
-the timers (the working-directory sampling, the screen sweeper), once.
+Construction (or `resume_table`, table_resume.py) does no I/O beyond what it is
+given; `start` starts the timers (the working-directory sampling, the screen
+sweeper), once.
 """
 
 import asyncio
-import functools
 import logging
 import socket
 import time
@@ -30,8 +30,8 @@ from mux.panes.launch_endpoint import EndpointFactory
 from mux.panes.launcher import Launcher, PreparedLaunch, abandon, launched_pane
 from mux.panes.ledger import KillRequest, check_kill
 from mux.panes.pane import Pane, PaneObserver
-from mux.panes.pane_handover import pane_record, resumed_pane
-from mux.panes.process import ChildProcess, StartedProcess
+from mux.panes.pane_handover import pane_record
+from mux.panes.process import StartedProcess
 from mux.panes.screen_sweeper import ScreenSweeper
 from mux.protocol.errors import InvalidArgument, NoSuchPane
 from mux.protocol.spawn_options import SpawnRequest
@@ -43,10 +43,6 @@ log = logging.getLogger(__name__)
 class TableObserver(PaneObserver, Protocol):
     def pane_added(self, pane: Pane) -> None: ...
     def pane_removed(self, pane: Pane) -> None: ...
-
-
-def _log_reaped(pid: int, status: int) -> None:
-    log.info("a closed pane's program (pid %d) ended (%d)", pid, status)
 
 
 class PaneTable:
@@ -89,7 +85,7 @@ class PaneTable:
         self.local_hosts = frozenset({socket.gethostname().lower()})
 
     def start(self) -> None:
-        """Start the timers: once, after construction or `resume`."""
+        """Start the timers: once, after construction or `resume_table`."""
         self._cwd_sampler.start()
         self._sweeper.start()
 
@@ -273,49 +269,15 @@ class PaneTable:
             reap=self._closing.unreaped(),
         )
 
-    @classmethod
-    def resume(
-        cls,
-        record: TableRecord,
-        settings: Settings,
-        service_env: Mapping[str, str],
-        loop: asyncio.AbstractEventLoop,
-        *,
-        shell_dirs: Path | None = None,
-        resurrection: EndpointFactory | None = None,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> "PaneTable":
-        """The table a previous muxd handed over; its panes read their terminals again,
-        their exits are watched from `start_watching_exits`, the timers from `start`."""
-        table = cls(
-            settings,
-            service_env,
-            loop,
-            shell_dirs=shell_dirs,
-            resurrection=resurrection,
-            clock=clock,
-        )
-        table.ids = IdSpace.restored(
-            bytes.fromhex(record.token), record.next_pane, record.next_window
-        )
-        for saved in record.panes:
-            pane = resumed_pane(
-                saved,
-                settings=settings,
-                loop=loop,
-                observer=table,
-                local_hosts=table.local_hosts,
-                resurrection=resurrection,
-            )
-            table._place(pane)
-            if pane.is_running:
-                table.exits.watch_later(pane.process, pane.process_exited)
-            else:
-                table._linger(pane)
-            pane.start()
-        for pid in record.reap:
-            table.exits.watch_later(ChildProcess(pid), functools.partial(_log_reaped, pid))
-        return table
+    def adopt_resumed(self, pane: Pane) -> None:
+        """A pane the previous muxd handed over (see table_resume.py): in place, its exit
+        watched from `start_watching_exits` (or, exited already, lingering), reading."""
+        self._place(pane)
+        if pane.is_running:
+            self.exits.watch_later(pane.process, pane.process_exited)
+        else:
+            self._linger(pane)
+        pane.start()
 
     async def quiesce_checkpoints(self) -> None:
         """Before the final snapshot: every application's checkpoint that was acknowledged
