@@ -8,7 +8,6 @@ background itself, the way a tmux client starts its server.
 import asyncio
 import os
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -16,11 +15,13 @@ from typing import Any
 from dbus_fast import Message, MessageFlag, MessageType
 from dbus_fast.aio import MessageBus
 
+from mux.protocol.dbus_methods import MANAGER_METHODS
 from mux.protocol.environment import without_service_variables
 from mux.protocol.exit_status import EX_ALREADY_RUNNING
 from mux.protocol.names import BUS_NAME, MANAGER_INTERFACE, ROOT_PATH
 from mux.system.busaddr import BusChoice, BusKind, choose_bus, socket_answers
 from mux.system.locks import holder_alive
+from mux.system.muxd_command import muxd_argv
 from mux.system.paths import (
     Paths,
     RuntimeDirError,
@@ -52,20 +53,22 @@ class MuxClient:
     async def call(
         self,
         member: str,
-        signature: str = "",
+        signature: str | None = None,
         body: list[Any] | None = None,
         *,
         interface: str = MANAGER_INTERFACE,
         path: str = ROOT_PATH,
         destination: str = BUS_NAME,
     ) -> list[Any]:
+        """Call `member`; a Manager method's signature comes from MANAGER_METHODS (a
+        signature given for one must be the same), any other method's is `signature`."""
         reply = await self.bus.call(
             Message(
                 destination=destination,
                 path=path,
                 interface=interface,
                 member=member,
-                signature=signature,
+                signature=_call_signature(interface, member, signature),
                 body=body or [],
             )
         )
@@ -83,6 +86,15 @@ class MuxClient:
 
     def close(self) -> None:
         self.bus.disconnect()
+
+
+def _call_signature(interface: str, member: str, given: str | None) -> str:
+    if interface != MANAGER_INTERFACE:
+        return given or ""
+    declared = MANAGER_METHODS[member].takes
+    if given is not None and given != declared:
+        raise ValueError(f"{member} takes {declared!r}, not {given!r}")
+    return declared
 
 
 async def _connect_bus(choice: BusChoice) -> MessageBus:
@@ -190,8 +202,7 @@ def _rotate(log: Path) -> None:
 def _spawn_daemon(log_fd: int) -> "subprocess.Popen[bytes]":
     """muxd in the background, detached from this terminal, logging to the runtime dir."""
     return subprocess.Popen(
-        # -P: never import from the working directory, whatever it holds.
-        [sys.executable, "-P", "-m", "mux"],
+        muxd_argv(),
         # muxctl may run under a supervisor of its own (a terminal's systemd
         # scope, say): its notify socket and journal stream are not muxd's.
         env=without_service_variables(os.environ),

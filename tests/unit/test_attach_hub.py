@@ -412,3 +412,36 @@ def test_a_lagging_client_skips_output_then_gets_one_fresh_repaint() -> None:
         assert len(stalled.of(proto.Repaint)) == 2
 
     run(test)
+
+
+# -- an OpenAttach socket counts from the moment it is handed out ------------------
+
+
+def test_an_open_attach_counts_as_a_client_before_its_connection_is_set_up() -> None:
+    """KillIf reads clients_of right after OpenAttach's reply: the socket it handed out
+    is attached (a resource the kill would close) before the loop sets the session up."""
+
+    async def test() -> None:
+        hub, directory = make_hub()
+        pane = directory.add(1)
+        client = open_attached(hub, 1)
+        assert hub.clients_of(pane) == 1  # no loop turn in between
+        await client.wait_for(proto.Repaint)
+        assert hub.clients_of(pane) == 1  # once set up: counted once, not twice
+        await client.send(proto.Detach())
+        await client.wait_closed()
+        await until(lambda: hub.clients_of(pane) == 0, "the client gone")
+
+    run(test)
+
+
+def test_an_open_attach_whose_connection_fails_to_set_up_is_not_counted() -> None:
+    async def test() -> None:
+        hub, directory = make_hub()
+        pane = directory.add(1)
+        directory.remove(pane)  # closed before its session connects
+        with contextlib.suppress(Exception):
+            open_attached(hub, 1)
+        await until(lambda: hub.clients_of(pane) == 0, "nothing counted")
+
+    run(test)

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 
 async def run(args: argparse.Namespace, client: "MuxClient") -> int:
-    (lines,) = await client.call("GetScreen", "t", [args.id])
+    (lines,) = await client.call("GetScreen", body=[args.id])
     if args.json:
         print_json({"id": args.id, "lines": lines})
         return 0

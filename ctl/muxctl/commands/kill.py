@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 
 async def run(args: argparse.Namespace, client: "MuxClient") -> int:
-    await client.call("Kill", "t", [args.id])
+    await client.call("Kill", body=[args.id])
     if args.json:
         print_json({"id": args.id, "killed": True})
     return 0

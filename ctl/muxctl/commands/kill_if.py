@@ -36,7 +36,7 @@ def check(args: argparse.Namespace) -> None:
 
 async def run(args: argparse.Namespace, client: "MuxClient") -> int:
     conditions = ["UNATTACHED_SINCE_SPAWN"] if args.unattached_since_spawn else []
-    await client.call("KillIf", "tayas", [args.id, args.instance_bytes, conditions])
+    await client.call("KillIf", body=[args.id, args.instance_bytes, conditions])
     if args.json:
         print_json({"id": args.id, "killed": True})
     return 0

@@ -28,7 +28,7 @@ def check(args: argparse.Namespace) -> None:
 
 
 async def run(args: argparse.Namespace, client: "MuxClient") -> int:
-    pane_id, _instance, _path = await client.call("Spawn", "a{sv}", [args.options])
+    pane_id, _instance, _path = await client.call("Spawn", body=[args.options])
     client.close()
     return attach.attach(pane_id, args)
 

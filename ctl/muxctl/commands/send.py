@@ -39,7 +39,7 @@ def check(args: argparse.Namespace) -> None:
 
 async def run(args: argparse.Namespace, client: "MuxClient") -> int:
     data = args.data
-    await client.call("SendInput", "tay", [args.id, data])
+    await client.call("SendInput", body=[args.id, data])
     if args.json:
         print_json({"id": args.id, "bytes": len(data)})
     return 0

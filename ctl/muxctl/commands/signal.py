@@ -17,7 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def run(args: argparse.Namespace, client: "MuxClient") -> int:
-    await client.call("Signal", "ts", [args.id, args.signal])
+    await client.call("Signal", body=[args.id, args.signal])
     if args.json:
         print_json({"id": args.id, "signal": args.signal})
     return 0

@@ -99,7 +99,7 @@ def build_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def run(args: argparse.Namespace, client: "MuxClient") -> int:
-    pane_id, instance, path = await client.call("Spawn", "a{sv}", [args.options])
+    pane_id, instance, path = await client.call("Spawn", body=[args.options])
     if args.json:
         result: dict[str, Any] = {"id": pane_id, "path": path}
         if instance:

@@ -36,6 +36,10 @@ class AttachHubOf(Generic[P]):
         self._buffer_limit = client_buffer_bytes
         self._sessions: set[AttachSession[P]] = set()
         self._by_pane: dict[int, set[AttachSession[P]]] = {}
+        # OpenAttach sockets handed out whose sessions are not subscribed yet: the
+        # connection is set up a few loop turns later, but the client holds an
+        # attached socket from the reply on (KillIf must count it).
+        self._connecting: dict[int, set[AttachSession[P]]] = {}
         self._starting: set[asyncio.Task[object]] = set()
         self._all_closed = asyncio.Event()
         self._all_closed.set()
@@ -55,6 +59,8 @@ class AttachHubOf(Generic[P]):
         session = AttachSession(self, peer_pid, self._buffer_limit, attach_to, user)
         self._sessions.add(session)
         self._all_closed.clear()
+        if attach_to is not None:
+            self._connecting.setdefault(attach_to.id, set()).add(session)
 
         def failed(error: BaseException | str) -> None:
             log.warning("an attach connection could not be set up: %s", error)
@@ -77,6 +83,7 @@ class AttachHubOf(Generic[P]):
         return theirs
 
     def forget(self, session: AttachSession[P]) -> None:
+        self._settled(session)
         self._sessions.discard(session)
         if not self._sessions:
             self._all_closed.set()
@@ -137,6 +144,14 @@ class AttachHubOf(Generic[P]):
         self.mark_used(pane)
         pane.add_output_sink(session.output)
         self._by_pane.setdefault(pane.id, set()).add(session)
+        self._settled(session)
+
+    def _settled(self, session: AttachSession[P]) -> None:
+        """`session` is subscribed or gone: no longer counted as connecting."""
+        for pane_id, sessions in list(self._connecting.items()):
+            sessions.discard(session)
+            if not sessions:
+                del self._connecting[pane_id]
 
     def unsubscribe(self, session: AttachSession[P], pane: P) -> None:
         sessions = self._by_pane.get(pane.id)
@@ -158,7 +173,9 @@ class AttachHubOf(Generic[P]):
             return False
 
     def clients_of(self, pane: P) -> int:
-        return len(self._by_pane.get(pane.id, ()))
+        """Attached clients of `pane`, counting OpenAttach sockets still connecting."""
+        connecting = self._connecting.get(pane.id, set())
+        return len(self._by_pane.get(pane.id, set()) | connecting)
 
     def repaint_all(self, pane: P) -> None:
         for session in list(self._by_pane.get(pane.id, ())):

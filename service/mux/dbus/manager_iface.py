@@ -1,23 +1,28 @@
 """`org.mux.Mux1.Manager` at `/org/mux/Mux1`: validates arguments, calls the pane table.
 
 Each method is thin on purpose: argument checks live in `mux.protocol`, the
-work in `mux.panes`, and error translation in `mux.dbus.errors`.
+work in `mux.panes`, and error translation in `mux.dbus.errors`. The methods'
+D-Bus signatures are declared once, in `mux.protocol.dbus_methods`
+(docs/dbus-api.md#manager-methods); `manager_method` gives them to dbus-fast.
 """
 
+import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 from dbus_fast import PropertyAccess, Variant
 from dbus_fast.annotations import DBusSignature
 from dbus_fast.service import ServiceInterface, dbus_method, dbus_property, dbus_signal
+from dbus_fast.signature import get_signature_tree
 
 from mux import __version__
 from mux.dbus.caller import current_caller
 from mux.dbus.errors import replies_with_dbus_errors
-from mux.dbus.pane_iface import list_key, pane_property_variants
+from mux.dbus.pane_iface import list_entry
 from mux.dbus.service import ManagerService
 from mux.panes.pane import Pane
 from mux.panes.table import PaneTable
+from mux.protocol.dbus_methods import MANAGER_METHODS
 from mux.protocol.errors import NotSupported
 from mux.protocol.names import MANAGER_INTERFACE, pane_path
 from mux.protocol.signals import parse_signal
@@ -29,27 +34,34 @@ if TYPE_CHECKING:
 CONDITIONAL_KILL = 0x00200000
 FEATURES = CONDITIONAL_KILL
 
-
-# Method signatures, spelled once.
+# Signatures of the properties and signals (the methods': MANAGER_METHODS).
 T = Annotated[int, DBusSignature("t")]
 S = Annotated[str, DBusSignature("s")]
-Q = Annotated[int, DBusSignature("q")]
-AY = Annotated[bytes, DBusSignature("ay")]
-AS = Annotated[list[str], DBusSignature("as")]
-ASV = Annotated[dict[str, Variant], DBusSignature("a{sv}")]
+
+Method = TypeVar("Method", bound=Callable[..., Any])
 
 
-def pane_summary(pane: Pane) -> dict[str, Variant]:
-    """One entry of `ListPanes`: the pane's properties under their snake_case keys, and
-    what an integrated shell said last: `shell_state` ("prompt", "command", or "" when
-    unknown), `command` (the last command line it started) and `command_status` (that
-    command's exit status; -1 while it runs or when unknown)."""
-    summary = {list_key(name): variant for name, variant in pane_property_variants(pane).items()}
-    summary["shell_state"] = Variant("s", pane.shell_state)
-    summary["command"] = Variant("s", pane.last_command or "")
-    status = pane.last_command_status
-    summary["command_status"] = Variant("i", status if status is not None else -1)
-    return summary
+def manager_method(method: Method) -> Method:
+    """`dbus_method()`, with the D-Bus signature of MANAGER_METHODS[method's name].
+
+    dbus-fast reads a method's D-Bus types from its signature's annotations, so
+    the Python annotations are replaced by the declared D-Bus types (through
+    `__signature__`, which `inspect.signature` honours) before dbus-fast sees them.
+    """
+    declared = MANAGER_METHODS[method.__name__]
+    python = inspect.signature(method)
+    this, *arguments = python.parameters.values()
+    types = [t.signature for t in get_signature_tree(declared.takes).types]
+    if len(arguments) != len(types):
+        raise TypeError(f"{method.__name__} takes {len(arguments)} arguments: {declared.takes!r}")
+    method.__signature__ = python.replace(  # type: ignore[attr-defined]
+        parameters=[
+            this,
+            *(a.replace(annotation=t) for a, t in zip(arguments, types, strict=True)),
+        ],
+        return_annotation=declared.returns,
+    )
+    return cast(Method, dbus_method()(method))
 
 
 class ManagerInterface(ServiceInterface):
@@ -71,7 +83,8 @@ class ManagerInterface(ServiceInterface):
 
     def _use(self, pane_id: int) -> Pane:
         """The dispatch every method that drives or reads a pane goes through: the use
-        is marked in the pane's spawn ledger before the action (SPEC §5)."""
+        is marked in the pane's spawn ledger before the action
+        (docs/dbus-api.md#what-counts-as-use)."""
         pane = self.table.get(pane_id)
         self.table.mark_use(pane, current_caller())
         return pane
@@ -100,9 +113,9 @@ class ManagerInterface(ServiceInterface):
 
     # -- methods --------------------------------------------------------------
 
-    @dbus_method()
+    @manager_method
     @replies_with_dbus_errors
-    def Spawn(self, options: ASV) -> Annotated[tuple[int, bytes, str], DBusSignature("tayo")]:
+    def Spawn(self, options: dict[str, Variant]) -> tuple[int, bytes, str]:
         request = parse_spawn_options(
             {name: (variant.signature, variant.value) for name, variant in options.items()}
         )
@@ -110,14 +123,14 @@ class ManagerInterface(ServiceInterface):
         instance = self.table.ids.token if request.bind_instance else b""
         return (pane.id, instance, pane_path(pane.id))
 
-    @dbus_method()
+    @manager_method
     @replies_with_dbus_errors
-    def Kill(self, pane_id: T) -> None:
+    def Kill(self, pane_id: int) -> None:
         self.table.close(pane_id)
 
-    @dbus_method()
+    @manager_method
     @replies_with_dbus_errors
-    def KillIf(self, pane_id: T, instance: AY, conditions: AS) -> None:
+    def KillIf(self, pane_id: int, instance: bytes, conditions: list[str]) -> None:
         pane = self.table.get(pane_id)
         # Resources the kill would close: attached terminals, an application's connection.
         attached = self._attach.clients_of(pane) if self._attach is not None else 0
@@ -125,36 +138,36 @@ class ManagerInterface(ServiceInterface):
             attached += pane.endpoint.registrations
         self.table.kill_if(pane_id, bytes(instance), list(conditions), attached)
 
-    @dbus_method()
+    @manager_method
     @replies_with_dbus_errors
-    def Signal(self, pane_id: T, signal_name: S) -> None:
+    def Signal(self, pane_id: int, signal_name: str) -> None:
         signum = parse_signal(signal_name)
         self._use(pane_id).send_signal(signum)
 
-    @dbus_method()
+    @manager_method
     @replies_with_dbus_errors
-    def SendInput(self, pane_id: T, data: AY) -> None:
+    def SendInput(self, pane_id: int, data: bytes) -> None:
         self._use(pane_id).send_input(bytes(data))
 
-    @dbus_method()
+    @manager_method
     @replies_with_dbus_errors
-    def Resize(self, pane_id: T, rows: Q, cols: Q) -> None:
+    def Resize(self, pane_id: int, rows: int, cols: int) -> None:
         size = check_size("rows", rows, MAX_ROWS), check_size("cols", cols, MAX_COLS)
         self._use(pane_id).resize(*size)
 
-    @dbus_method()
+    @manager_method
     @replies_with_dbus_errors
-    def GetScreen(self, pane_id: T) -> AS:
+    def GetScreen(self, pane_id: int) -> list[str]:
         return self._use(pane_id).screen_lines()
 
-    @dbus_method()
+    @manager_method
     @replies_with_dbus_errors
-    def ListPanes(self) -> Annotated[list[dict[str, Variant]], DBusSignature("aa{sv}")]:
-        return [pane_summary(pane) for pane in self.table]
+    def ListPanes(self) -> list[dict[str, Variant]]:
+        return [list_entry(pane) for pane in self.table]
 
-    @dbus_method()
+    @manager_method
     @replies_with_dbus_errors
-    def ListRestoreProblems(self) -> Annotated[list[dict[str, Variant]], DBusSignature("aa{sv}")]:
+    def ListRestoreProblems(self) -> list[dict[str, Variant]]:
         """The panes of the last session that could not be started again, and why.
         They stay in the snapshot (under the id given here) until repaired."""
         problems = self._service.unrestored_panes() if self._service is not None else []
@@ -169,9 +182,9 @@ class ManagerInterface(ServiceInterface):
             for problem in problems
         ]
 
-    @dbus_method()
+    @manager_method
     @replies_with_dbus_errors
-    def OpenAttach(self, pane_id: T) -> Annotated[int, DBusSignature("h")]:
+    def OpenAttach(self, pane_id: int) -> int:
         """A socket speaking the attach protocol, already attached to the pane."""
         if self._attach is None or self._hand_over_fd is None:
             self.table.get(pane_id)
@@ -182,15 +195,15 @@ class ManagerInterface(ServiceInterface):
         self._hand_over_fd(fd)
         return fd
 
-    @dbus_method()
+    @manager_method
     @replies_with_dbus_errors
-    async def Snapshot(self) -> Annotated[tuple[str, int], DBusSignature("st")]:
+    async def Snapshot(self) -> tuple[str, int]:
         """Saves now; answers once the snapshot is durable on disk."""
         if self._service is None:
             raise NotSupported("snapshots are not available in this muxd")
         return await self._service.snapshot()
 
-    @dbus_method()
+    @manager_method
     @replies_with_dbus_errors
     async def Upgrade(self) -> None:
         """Answers once the new program has proved it starts; the exec follows the reply."""

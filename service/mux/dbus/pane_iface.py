@@ -1,111 +1,97 @@
-"""`org.mux.Mux1.Pane`: one object per pane, read-only properties (SPEC §3)."""
+"""`org.mux.Mux1.Pane`: one object per pane, read-only properties (docs/dbus-api.md#pane-objects).
 
-import re
-from collections.abc import Iterable
-from typing import Annotated
+`PANE_FIELDS` is the one declaration of what mux says about a pane: it makes
+the D-Bus properties of `PaneInterface`, the `InterfacesAdded` body, the
+`PropertiesChanged` contents and the `ListPanes` entries
+(docs/dbus-api.md#manager-methods).
+"""
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
 
 from dbus_fast import PropertyAccess, Variant
-from dbus_fast.annotations import DBusSignature
 from dbus_fast.service import ServiceInterface, dbus_property
 
 from mux.panes.pane import Pane
 from mux.protocol.names import PANE_INTERFACE
 
-# The pane's properties (SPEC §3) and their D-Bus signatures. ListPanes
-# carries the same values under snake_case keys (`list_key`).
-PANE_PROPERTIES: dict[str, str] = {
-    "Id": "t",
-    "Pid": "u",
-    "Argv": "as",
-    "Cwd": "s",
-    "CwdSource": "s",
-    "Title": "s",
-    "Window": "t",
-    "State": "s",
-    "ExitStatus": "i",
-    "Rows": "q",
-    "Cols": "q",
+
+@dataclass(frozen=True)
+class PaneField:
+    key: str  # its key in a ListPanes entry
+    signature: str  # its D-Bus type
+    read: Callable[[Pane], Any]
+    property: str | None = None  # its org.mux.Mux1.Pane property; None: ListPanes only
+
+
+def _command_status(pane: Pane) -> int:
+    status = pane.last_command_status
+    return status if status is not None else -1  # -1: running, or unknown
+
+
+# In ListPanes order (and InterfacesAdded order, for the properties).
+PANE_FIELDS: tuple[PaneField, ...] = (
+    PaneField("id", "t", lambda pane: pane.id, "Id"),
+    PaneField("pid", "u", lambda pane: pane.pid, "Pid"),
+    PaneField("argv", "as", lambda pane: list(pane.argv), "Argv"),
+    PaneField("cwd", "s", lambda pane: pane.cwd, "Cwd"),
+    PaneField("cwd_source", "s", lambda pane: pane.cwd_source, "CwdSource"),
+    PaneField("title", "s", lambda pane: pane.title, "Title"),
+    PaneField("window", "t", lambda pane: pane.window, "Window"),
+    PaneField("state", "s", lambda pane: str(pane.state), "State"),
+    PaneField("exit_status", "i", lambda pane: pane.exit_status, "ExitStatus"),
+    PaneField("rows", "q", lambda pane: pane.rows, "Rows"),
+    PaneField("cols", "q", lambda pane: pane.cols, "Cols"),
+    # What an integrated shell said last (docs/shell-integration.md): "prompt",
+    # "command", or "" when unknown; the command line it started last; and that
+    # command's exit status.
+    PaneField("shell_state", "s", lambda pane: pane.shell_state),
+    PaneField("command", "s", lambda pane: pane.last_command or ""),
+    PaneField("command_status", "i", _command_status),
+)
+
+# The org.mux.Mux1.Pane properties by name.
+PANE_PROPERTIES: dict[str, PaneField] = {
+    field.property: field for field in PANE_FIELDS if field.property is not None
 }
 
 
-def list_key(property_name: str) -> str:
-    """`CwdSource` -> `cwd_source`: the ListPanes key of a Pane property."""
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", property_name).lower()
+def list_entry(pane: Pane) -> dict[str, Variant]:
+    """One entry of `ListPanes`."""
+    return {field.key: Variant(field.signature, field.read(pane)) for field in PANE_FIELDS}
 
 
-def pane_property_values(pane: Pane) -> dict[str, object]:
+def pane_property_variants(pane: Pane) -> dict[str, Variant]:
+    """Every property of the pane: the body of its InterfacesAdded."""
     return {
-        "Id": pane.id,
-        "Pid": pane.pid,
-        "Argv": list(pane.argv),
-        "Cwd": pane.cwd,
-        "CwdSource": pane.cwd_source,
-        "Title": pane.title,
-        "Window": pane.window,
-        "State": str(pane.state),
-        "ExitStatus": pane.exit_status,
-        "Rows": pane.rows,
-        "Cols": pane.cols,
+        name: Variant(field.signature, field.read(pane)) for name, field in PANE_PROPERTIES.items()
     }
 
 
-def pane_property_variants(pane: Pane, names: Iterable[str] | None = None) -> dict[str, Variant]:
-    values = pane_property_values(pane)
-    wanted = PANE_PROPERTIES if names is None else names
-    return {name: Variant(PANE_PROPERTIES[name], values[name]) for name in wanted}
-
-
 class PaneInterface(ServiceInterface):
+    """The D-Bus properties are added from PANE_PROPERTIES below the class."""
+
     def __init__(self, pane: Pane) -> None:
         super().__init__(PANE_INTERFACE)
         self.pane = pane
 
     def emit_changed(self, names: Iterable[str]) -> None:
-        values = pane_property_values(self.pane)
-        changed = {name: values[name] for name in names if name in values}
+        changed = {
+            name: PANE_PROPERTIES[name].read(self.pane) for name in names if name in PANE_PROPERTIES
+        }
         if changed:  # (a change of something that is no D-Bus property: nothing to say)
             self.emit_properties_changed(changed)
 
-    @dbus_property(access=PropertyAccess.READ)
-    def Id(self) -> Annotated[int, DBusSignature("t")]:
-        return self.pane.id
 
-    @dbus_property(access=PropertyAccess.READ)
-    def Pid(self) -> Annotated[int, DBusSignature("u")]:
-        return self.pane.pid
+def _exported(name: str, field: PaneField) -> Any:
+    def read(interface: PaneInterface) -> Any:
+        return field.read(interface.pane)
 
-    @dbus_property(access=PropertyAccess.READ)
-    def Argv(self) -> Annotated[list[str], DBusSignature("as")]:
-        return list(self.pane.argv)
+    read.__name__ = read.__qualname__ = name
+    read.__annotations__ = {"return": field.signature}  # dbus-fast reads the type here
+    return dbus_property(access=PropertyAccess.READ, name=name)(read)
 
-    @dbus_property(access=PropertyAccess.READ)
-    def Cwd(self) -> Annotated[str, DBusSignature("s")]:
-        return self.pane.cwd
 
-    @dbus_property(access=PropertyAccess.READ)
-    def CwdSource(self) -> Annotated[str, DBusSignature("s")]:
-        return self.pane.cwd_source
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Title(self) -> Annotated[str, DBusSignature("s")]:
-        return self.pane.title
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Window(self) -> Annotated[int, DBusSignature("t")]:
-        return self.pane.window
-
-    @dbus_property(access=PropertyAccess.READ)
-    def State(self) -> Annotated[str, DBusSignature("s")]:
-        return str(self.pane.state)
-
-    @dbus_property(access=PropertyAccess.READ)
-    def ExitStatus(self) -> Annotated[int, DBusSignature("i")]:
-        return self.pane.exit_status
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Rows(self) -> Annotated[int, DBusSignature("q")]:
-        return self.pane.rows
-
-    @dbus_property(access=PropertyAccess.READ)
-    def Cols(self) -> Annotated[int, DBusSignature("q")]:
-        return self.pane.cols
+for _name, _field in PANE_PROPERTIES.items():
+    setattr(PaneInterface, _name, _exported(_name, _field))

@@ -1,14 +1,9 @@
-"""Keeps the bus in step with the pane table: exports, property changes, signals.
+"""Keeps the bus in step with the pane table: exports, property changes, signals."""
 
-dbus-fast emits `InterfacesAdded`/`InterfacesRemoved` from the object's own
-path; the ObjectManager specification wants them from the manager's path, where
-clients such as GDBusObjectManagerClient listen. `MuxMessageBus` sends them
-from `/org/mux/Mux1` instead.
-"""
-
+import asyncio
 from collections.abc import Sequence
 
-from dbus_fast import Message
+from dbus_fast import Variant
 from dbus_fast.aio import MessageBus
 from dbus_fast.service import ServiceInterface
 
@@ -16,46 +11,45 @@ from mux.dbus.manager_iface import ManagerInterface
 from mux.dbus.pane_iface import PaneInterface, pane_property_variants
 from mux.panes.pane import Pane
 from mux.protocol.names import PANE_INTERFACE, ROOT_PATH, pane_path
+from mux.system.dbus_adapter import ObjectManagerBus
 
-OBJECT_MANAGER = "org.freedesktop.DBus.ObjectManager"
+
+def _describe_pane(interface: ServiceInterface) -> dict[str, dict[str, Variant]] | None:
+    """The InterfacesAdded body of a pane object (the manager's own export says nothing)."""
+    if not isinstance(interface, PaneInterface):
+        return None
+    return {PANE_INTERFACE: pane_property_variants(interface.pane)}
 
 
-class MuxMessageBus(MessageBus):
-    def _emit_interface_added(self, path: str, interface: ServiceInterface) -> None:
-        if not isinstance(interface, PaneInterface) or self._disconnected:
-            return
-        body = {PANE_INTERFACE: pane_property_variants(interface.pane)}
-        self.send(
-            Message.new_signal(
-                path=ROOT_PATH,
-                interface=OBJECT_MANAGER,
-                member="InterfacesAdded",
-                signature="oa{sa{sv}}",
-                body=[path, body],
-            )
-        )
+class MuxMessageBus(ObjectManagerBus):
+    """mux's bus connection: InterfacesAdded/InterfacesRemoved come from `/org/mux/Mux1`
+    (docs/dbus-api.md#bus-name-and-objects)."""
 
-    def _emit_interface_removed(self, path: str, removed_interfaces: list[str]) -> None:
-        if self._disconnected or path == ROOT_PATH:
-            return
-        self.send(
-            Message.new_signal(
-                path=ROOT_PATH,
-                interface=OBJECT_MANAGER,
-                member="InterfacesRemoved",
-                signature="oas",
-                body=[path, removed_interfaces],
-            )
+    def __init__(self, bus_address: str | None = None, negotiate_unix_fd: bool = False) -> None:
+        super().__init__(
+            bus_address,
+            manager_path=ROOT_PATH,
+            describe=_describe_pane,
+            negotiate_unix_fd=negotiate_unix_fd,
         )
 
 
 class BusPublisher:
-    """Observer of the pane table that mirrors it onto the bus."""
+    """Observer of the pane table that mirrors it onto the bus.
+
+    Property changes are coalesced: a pane's changes in one loop turn make one
+    PropertiesChanged with the latest values, sent at the end of the turn (a
+    program setting its title per line of output would otherwise flood the
+    bus). Anything else said about a pane (PaneExited, InterfacesRemoved) first
+    sends its pending changes, so each pane's signals keep their order.
+    """
 
     def __init__(self, bus: MessageBus, manager: ManagerInterface) -> None:
         self._bus = bus
         self._manager = manager
         self._objects: dict[int, PaneInterface] = {}
+        self._changed: dict[int, set[str]] = {}  # pane id -> names changed this turn
+        self._flush_scheduled = False
 
     def pane_added(self, pane: Pane) -> None:
         interface = PaneInterface(pane)
@@ -63,14 +57,36 @@ class BusPublisher:
         self._bus.export(pane_path(pane.id), interface)
 
     def pane_removed(self, pane: Pane) -> None:
+        self._send_changes(pane.id)
         if self._objects.pop(pane.id, None) is not None:
             self._bus.unexport(pane_path(pane.id))
 
     def pane_changed(self, pane: Pane, properties: Sequence[str]) -> None:
-        interface = self._objects.get(pane.id)
-        if interface is not None:
-            interface.emit_changed(properties)
+        if pane.id not in self._objects:
+            return
+        self._changed.setdefault(pane.id, set()).update(properties)
+        if self._flush_scheduled:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # no loop turns any more (muxd is ending): no later to wait for
+            self._send_changes(pane.id)
+            return
+        self._flush_scheduled = True
+        loop.call_soon(self._flush)
 
     def pane_exited(self, pane: Pane) -> None:
+        self._send_changes(pane.id)
         if pane.id in self._objects:
             self._manager.PaneExited(pane.id, pane.exit_status)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
+        for pane_id in list(self._changed):
+            self._send_changes(pane_id)
+
+    def _send_changes(self, pane_id: int) -> None:
+        names = self._changed.pop(pane_id, None)
+        interface = self._objects.get(pane_id)
+        if names and interface is not None:
+            interface.emit_changed(names)

@@ -18,7 +18,7 @@ import time
 from dbus_fast import AuthError, Message, NameFlag, RequestNameReply
 
 from mux.attach.hub import AttachHub
-from mux.dbus.caller import note_sender
+from mux.dbus.connection import prepare_connection
 from mux.dbus.manager_iface import ManagerInterface
 from mux.dbus.publisher import BusPublisher, MuxMessageBus
 from mux.dbus.service import ManagerService
@@ -29,7 +29,7 @@ from mux.panes.process import ChildProcess
 from mux.panes.table import PaneTable
 from mux.protocol.names import BUS_NAME, ROOT_PATH
 from mux.system.busaddr import BusKind, choose_bus, socket_answers
-from mux.system.dbus_adapter import close_after_sending, close_received_fds, tolerate_full_socket
+from mux.system.dbus_adapter import close_after_sending
 from mux.system.notify import Supervisor
 from mux.system.paths import Paths
 
@@ -103,9 +103,7 @@ class ControlPlane:
             bus = await self._connect_bus(negotiate_unix_fd=False)
             passes_fds = False
             log.warning("the %s bus cannot pass file descriptors: no OpenAttach", self.bus_kind)
-        tolerate_full_socket(bus)
-        bus.add_message_handler(close_received_fds)
-        bus.add_message_handler(note_sender)
+        prepare_connection(bus)
         manager = ManagerInterface(
             self._table,
             service=service,

@@ -1,0 +1,30 @@
+"""The methods of `org.mux.Mux1.Manager` and their D-Bus signatures, declared once.
+
+The service's declarations take their signatures from here (mux.dbus.manager_iface),
+and so do muxctl's calls; the contract is docs/dbus-api.md#manager-methods.
+"""
+
+from dataclasses import dataclass
+from typing import Final
+
+
+@dataclass(frozen=True)
+class MethodSignature:
+    takes: str  # the in signature: the arguments, in order
+    returns: str  # the out signature ("" for nothing)
+
+
+MANAGER_METHODS: Final[dict[str, MethodSignature]] = {
+    "Spawn": MethodSignature("a{sv}", "tayo"),
+    "Kill": MethodSignature("t", ""),
+    "KillIf": MethodSignature("tayas", ""),
+    "Signal": MethodSignature("ts", ""),
+    "SendInput": MethodSignature("tay", ""),
+    "Resize": MethodSignature("tqq", ""),
+    "GetScreen": MethodSignature("t", "as"),
+    "ListPanes": MethodSignature("", "aa{sv}"),
+    "ListRestoreProblems": MethodSignature("", "aa{sv}"),
+    "OpenAttach": MethodSignature("t", "h"),
+    "Snapshot": MethodSignature("", "st"),
+    "Upgrade": MethodSignature("", ""),
+}

@@ -1,0 +1,103 @@
+"""Each D-Bus contract is declared once, and what is exported is what was declared:
+the Manager's methods (mux.protocol.dbus_methods), the pane's properties and
+ListPanes keys (mux.dbus.pane_iface.PANE_FIELDS)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, cast
+
+import pytest
+from dbus_fast import Message, MessageType, Variant
+from dbus_fast.aio import MessageBus
+
+from mux.dbus.manager_iface import ManagerInterface
+from mux.dbus.pane_iface import PANE_FIELDS, PANE_PROPERTIES, PaneInterface, list_entry
+from mux.panes.pane import Pane
+from mux.protocol.dbus_methods import MANAGER_METHODS
+from mux.protocol.names import MANAGER_INTERFACE
+from muxctl.client import MuxClient
+from tests.harness import DBusDaemon
+
+
+class StandInPane:
+    id = 7
+    pid = 4242
+    argv = ("sh", "-c", "true")
+    cwd = "/tmp"
+    cwd_source = "shell"
+    title = "a title"
+    window = 3
+    state = "running"
+    exit_status = 0
+    rows = 24
+    cols = 80
+    shell_state = "prompt"
+    last_command = None
+    last_command_status = None
+
+
+def _signature(args: list[Any]) -> str:
+    return "".join(arg.signature for arg in args)
+
+
+def test_the_exported_manager_methods_are_the_declared_ones() -> None:
+    exported = ManagerInterface(cast(Any, None)).introspect()
+    methods = {m.name: (_signature(m.in_args), _signature(m.out_args)) for m in exported.methods}
+    declared = {name: (s.takes, s.returns) for name, s in MANAGER_METHODS.items()}
+    assert methods == declared
+
+
+def test_the_exported_pane_properties_are_the_declared_ones() -> None:
+    exported = PaneInterface(cast(Pane, StandInPane())).introspect()
+    properties = {p.name: p.signature for p in exported.properties}
+    assert properties == {name: field.signature for name, field in PANE_PROPERTIES.items()}
+    assert all(p.access.readable() and not p.access.writable() for p in exported.properties)
+
+
+def test_a_list_entry_has_every_field_under_its_key() -> None:
+    entry = list_entry(cast(Pane, StandInPane()))
+    assert list(entry) == [field.key for field in PANE_FIELDS]
+    assert entry["cwd_source"] == Variant("s", "shell")
+    assert entry["argv"] == Variant("as", ["sh", "-c", "true"])
+    assert entry["command"] == Variant("s", "")
+    assert entry["command_status"] == Variant("i", -1)
+
+
+async def _calls_seen(address: str, calls: list[tuple[str, str | None, list[Any]]]) -> list[Any]:
+    """The messages muxctl's client sends for `calls`, as a peer on a real bus receives them."""
+    seen: list[Any] = []
+
+    def answer(message: Message) -> Message | None:
+        if message.message_type is not MessageType.METHOD_CALL:
+            return None
+        seen.append(message)
+        return Message.new_method_return(message)
+
+    peer = await MessageBus(bus_address=address).connect()
+    peer.add_message_handler(answer)
+    client = MuxClient(await MessageBus(bus_address=address).connect(), cast(Any, None))
+    try:
+        for member, signature, body in calls:
+            await client.call(member, signature, body, destination=str(peer.unique_name))
+    finally:
+        client.close()
+        peer.disconnect()
+    return seen
+
+
+def test_muxctl_takes_manager_signatures_from_the_declaration(dbus_daemon: DBusDaemon) -> None:
+    calls: list[tuple[str, str | None, list[Any]]] = [
+        ("KillIf", None, [1, b"", ["idle"]]),
+        ("Resize", "tqq", [1, 2, 3]),  # the same, spelled: fine
+    ]
+    kill_if, resize = asyncio.run(_calls_seen(dbus_daemon.address, calls))
+    assert (kill_if.interface, kill_if.member, kill_if.signature) == (
+        MANAGER_INTERFACE,
+        "KillIf",
+        "tayas",
+    )
+    assert kill_if.body == [1, b"", ["idle"]]
+    assert resize.signature == "tqq"
+    with pytest.raises(ValueError, match="Resize"):
+        asyncio.run(_calls_seen(dbus_daemon.address, [("Resize", "tuu", [1, 2, 3])]))
