@@ -16,24 +16,9 @@ from mux.resurrection.checkpoints import CheckpointStore
 from mux.resurrection.client import AsyncResurrectionClient, Refused
 from mux.resurrection.endpoint import Endpoint
 from mux.system.durable import FileOps
+from tests.loop_support import ThisProcess
 
 INVOCATION = "0123456789abcdef" * 2
-
-
-class ThisProcess:
-    """The launch is this test process: it is its own owner (an explicit launch)."""
-
-    pid = os.getpid()
-    is_running = True
-
-    def __init__(self) -> None:
-        self.generations: list[int | None] = []
-
-    def foreground_group(self) -> int | None:
-        return None
-
-    def checkpoint_changed(self, generation: int | None) -> None:
-        self.generations.append(generation)
 
 
 def endpoint(tmp_path: Path, store: CheckpointStore) -> tuple[Endpoint, ThisProcess]:

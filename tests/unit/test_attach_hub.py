@@ -23,6 +23,7 @@ import pytest
 from mux.attach.hub import AttachHubOf
 from mux.protocol import attach as proto
 from mux.protocol.errors import NoSuchPane
+from tests.loop_support import until
 
 F = TypeVar("F", bound=proto.Frame)
 TIMEOUT = 10.0
@@ -191,14 +192,6 @@ class Client:
 
     def output(self) -> bytes:
         return b"".join(f.data for f in self.of(proto.Output))
-
-
-async def until(condition: Callable[[], bool], what: str, timeout: float = TIMEOUT) -> None:
-    """For what only the service side shows (the loop runs its callbacks meanwhile)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.005)
 
 
 def run(test: Callable[[], Awaitable[None]]) -> None:

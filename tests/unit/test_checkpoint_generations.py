@@ -14,6 +14,7 @@ from mux.resurrection.checkpoints import CheckpointStore
 from mux.resurrection.client import AsyncResurrectionClient
 from mux.resurrection.endpoint import Endpoint
 from mux.system.durable import FileOps
+from tests.loop_support import ThisProcess
 
 INVOCATION = "0123456789abcdef" * 2
 # How long the first writer holds its write open for a second one to reach its own write:
@@ -43,22 +44,6 @@ class Rendezvous:
         else:
             self._second.set()
         return os.write(fd, data)
-
-
-class ThisProcess:
-    """The launch is this test process: it is its own owner (an explicit launch)."""
-
-    pid = os.getpid()
-    is_running = True
-
-    def __init__(self) -> None:
-        self.generations: list[int | None] = []
-
-    def foreground_group(self) -> int | None:
-        return None
-
-    def checkpoint_changed(self, generation: int | None) -> None:
-        self.generations.append(generation)
 
 
 def write_concurrently(stores: list[CheckpointStore], writes: int) -> dict[str, int]:

@@ -21,8 +21,8 @@ from mux.protocol.spawn_options import LaunchKind, SpawnRequest
 from mux.state.restore import restore_session
 from mux.state.schema import CwdRecord, LayoutNode, PaneSnapshot, Session, WindowSnapshot
 from mux.system.proctree import working_directory
+from tests.loop_support import until
 
-TIMEOUT = 10.0
 SPAWNER = ":1.5"
 
 
@@ -54,15 +54,6 @@ class Recorder:
 
     def pane_exited(self, pane: Pane) -> None:
         pass
-
-
-async def until(condition: Callable[[], object], what: str) -> None:
-    """Let the loop run until `condition` holds; fail after TIMEOUT seconds (real time)."""
-    deadline = time.monotonic() + TIMEOUT
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.005)
 
 
 TableTest = Callable[[PaneTable, SteeredLoop], Coroutine[Any, Any, None]]

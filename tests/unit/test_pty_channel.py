@@ -21,17 +21,9 @@ import pytest
 from mux.panes.process import start_on_pty
 from mux.panes.pty_channel import PtyChannel
 from mux.protocol.errors import InvalidArgument, PreconditionFailed, Unavailable
+from tests.loop_support import until
 
 TIMEOUT = 10.0
-
-
-async def until(condition: Callable[[], object], what: str) -> None:
-    """Let the loop run until `condition` holds; fail after TIMEOUT seconds."""
-    deadline = time.monotonic() + TIMEOUT
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.005)
 
 
 def run(test: Callable[[asyncio.AbstractEventLoop], Coroutine[Any, Any, None]]) -> None:

@@ -20,6 +20,7 @@ from mux.protocol import resurrection as ar
 from mux.resurrection.checkpoints import CheckpointStore
 from mux.resurrection.endpoint import QUEUED_REQUESTS, Endpoint, _Connection
 from mux.system.durable import FileOps
+from tests.loop_support import ThisProcess
 
 INVOCATION = "0123456789abcdef" * 2
 REQUESTS = 300
@@ -27,22 +28,6 @@ REFERENCE_BYTES = 4000  # 300 requests: about 1.2 MB, several times what muxd ma
 CLIENT_SEND_BUFFER = 32 * 1024  # the kernel's share (Linux doubles it), known in advance
 READ_CHUNK = 256 * 1024  # the most an asyncio transport reads at once
 DEADLINE_SECONDS = 30.0
-
-
-class ThisProcess:
-    """The launch is this test process: it is its own owner (an explicit launch)."""
-
-    pid = os.getpid()
-    is_running = True
-
-    def __init__(self) -> None:
-        self.generations: list[int | None] = []
-
-    def foreground_group(self) -> int | None:
-        return None
-
-    def checkpoint_changed(self, generation: int | None) -> None:
-        self.generations.append(generation)
 
 
 class SlowDisk:
