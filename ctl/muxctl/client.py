@@ -89,9 +89,10 @@ class MuxClient:
 
 
 def _call_signature(interface: str, member: str, given: str | None) -> str:
-    if interface != MANAGER_INTERFACE:
+    method = MANAGER_METHODS.get(member) if interface == MANAGER_INTERFACE else None
+    if method is None:  # not a Manager method this muxctl knows: the service will say
         return given or ""
-    declared = MANAGER_METHODS[member].takes
+    declared = method.takes
     if given is not None and given != declared:
         raise ValueError(f"{member} takes {declared!r}, not {given!r}")
     return declared
