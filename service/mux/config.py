@@ -59,6 +59,11 @@ class Settings(BaseSettings):
     )
     restore: bool = Field(default=True, description="relaunch the last session's panes at start")
     resurrection: bool = Field(default=True, description="application-resurrection adapter")
+    conditional_kill: bool = Field(
+        default=True,
+        description="KillIf and the CONDITIONAL_KILL feature bit (off: KillIf answers "
+        "NotSupported, as an older service would)",
+    )
     replay_commands: list[str] = Field(
         default_factory=list,
         description="programs typed again at restore when they ran at a shell's prompt,"

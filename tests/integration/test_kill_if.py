@@ -292,3 +292,20 @@ def test_an_application_connected_to_its_endpoint_is_a_resource_the_kill_would_c
         assert await spawner.alive(pane)
 
     run(service, test, n=1)
+
+
+def test_conditional_kill_can_be_turned_off(tmp_root: Path) -> None:
+    """conditional_kill = false: an older service's behaviour (docs/configuration.md)."""
+    svc = Service(tmp_root, bus_address=None, config="conditional_kill = false\n").start()
+    try:
+        pane = svc.spawn(["sleep", "600"])
+        features = svc.busctl(
+            "get-property", "org.mux.Mux1", "/org/mux/Mux1", "org.mux.Mux1.Manager", "Features"
+        ).stdout.split()
+        assert features == ["t", "0"]
+        refused = svc.muxctl("kill-if", str(pane))
+        assert refused.returncode != 0
+        assert "conditional kill is turned off" in refused.stderr
+        assert svc.panes()[pane]["state"] == "running", "nothing was killed"
+    finally:
+        svc.stop()

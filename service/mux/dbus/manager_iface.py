@@ -24,15 +24,12 @@ from mux.panes.pane import Pane
 from mux.panes.table import PaneTable
 from mux.protocol.dbus_methods import MANAGER_METHODS
 from mux.protocol.errors import NotSupported
-from mux.protocol.names import MANAGER_INTERFACE, pane_path
+from mux.protocol.names import FEATURE_CONDITIONAL_KILL, MANAGER_INTERFACE, pane_path
 from mux.protocol.signals import parse_signal
 from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS, check_size, parse_spawn_options
 
 if TYPE_CHECKING:
     from mux.attach.hub import AttachHub
-
-CONDITIONAL_KILL = 0x00200000
-FEATURES = CONDITIONAL_KILL
 
 # Signatures of the properties and signals (the methods': MANAGER_METHODS).
 T = Annotated[int, DBusSignature("t")]
@@ -97,7 +94,7 @@ class ManagerInterface(ServiceInterface):
 
     @dbus_property(access=PropertyAccess.READ)
     def Features(self) -> T:
-        return FEATURES
+        return FEATURE_CONDITIONAL_KILL if self.table.settings.conditional_kill else 0
 
     # -- signals --------------------------------------------------------------
 
@@ -131,6 +128,11 @@ class ManagerInterface(ServiceInterface):
     @manager_method
     @replies_with_dbus_errors
     def KillIf(self, pane_id: int, instance: bytes, conditions: list[str]) -> None:
+        if not self.table.settings.conditional_kill:
+            raise NotSupported(
+                "conditional kill is turned off in this mux's configuration "
+                "(conditional_kill = false); nothing was killed"
+            )
         pane = self.table.get(pane_id)
         # Resources the kill would close: attached terminals, an application's connection.
         attached = self._attach.clients_of(pane) if self._attach is not None else 0
