@@ -429,7 +429,7 @@ def test_get_screen_through_each_client(service: Service) -> None:
 # -- ListPanes and properties -------------------------------------------------------------
 
 
-def test_list_panes_has_every_field_of_the_spec(service: Service) -> None:
+def test_list_panes_has_every_documented_field(service: Service) -> None:
     argv = ["sh", "-c", "exit 5"]
     running = service.spawn(["sleep", "60"], title="t1")
     exited = service.spawn(argv)

@@ -13,7 +13,7 @@ DOCUMENTED_NAMES = {
 }
 
 
-def test_error_names_match_the_spec() -> None:
+def test_error_names_match_the_documented_ones() -> None:
     assert {cls.dbus_name for cls in errors.ERROR_TYPES} == {
         ERROR_PREFIX + name for name in DOCUMENTED_NAMES
     }

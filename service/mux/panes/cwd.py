@@ -1,6 +1,6 @@
 """A pane's working directory: observations, where each came from, and which one wins.
 
-Three sources (SPEC §3 CwdSource): "launch" (the directory the program was
+Three sources (docs/dbus-api.md#pane-objects): "launch" (the directory the program was
 started in), "shell" (the shell's own report, OSC 7 or OSC 9;9) and "process"
 (read from the process table: /proc/<pid>/cwd). A process capture is either a
 child capture — the deepest descendant of the pane's program in the

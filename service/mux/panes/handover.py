@@ -42,7 +42,8 @@ class PaneRecord(_Record):
     cwd_captured_at: float | None = None  # absent from muxd before shell integration
     shell_token: str | None = None
     shell_dir: str | None = None
-    spawned_by: str | None = None  # the spawn record (SPEC §5): who called Spawn
+    # The spawn record (docs/dbus-api.md#instance-token-and-conditional-kill): who called Spawn.
+    spawned_by: str | None = None
     used_by_others: bool = False
     endpoint: EndpointRecord | None = None
     checkpoint_generation: int | None = None

@@ -1,6 +1,6 @@
 """The session as a snapshot: what the pane table holds, in the schema's terms.
 
-Exited panes are not part of it (an exited pane is never resurrected, SPEC §3).
+Exited panes are not part of it (an exited pane is never resurrected, docs/dbus-api.md).
 The layout of a window is its panes side by side, in the order they were
 created, with equal shares; the focused pane is the most recently created one
 (mux has no focus of its own yet: that is the rule, not a guess).
