@@ -1,0 +1,107 @@
+"""Capture and restore without muxd: a real pane table on a real loop, real programs.
+
+What a snapshot keeps of the panes (docs/dbus-api.md#snapshots-and-upgrades) and
+what a restore makes of it: the same programs, titles, windows, sizes and
+directories; a program that is gone or still running, and a directory that is
+gone, are reported or noted, never guessed around.
+"""
+
+import os
+import shutil
+from pathlib import Path
+
+from mux.panes.table import PaneTable
+from mux.protocol.spawn_options import LaunchKind, SpawnRequest
+from mux.state.capture import capture_session
+from mux.state.restore import restore_session
+from mux.state.session_file import parse_session, session_bytes
+from tests.loop_support import until
+from tests.unit.test_pane_table import SteeredLoop, with_table
+
+
+def spawn(table: PaneTable, argv: tuple[str, ...], **options: object) -> int:
+    request = SpawnRequest(kind=LaunchKind.EXPLICIT, argv=argv, **options)  # type: ignore[arg-type]
+    return table.spawn(request).id
+
+
+def test_a_captured_session_restores_the_same_panes_in_the_same_windows(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+
+    async def test(table: PaneTable, loop: SteeredLoop) -> None:
+        first = spawn(table, ("sleep", "601"), title="first", cwd=str(work), rows=30, cols=100)
+        window = table.get(first).window
+        spawn(table, ("sleep", "602"), window=window, env={"MUX_TEST": "1"})
+        spawn(table, ("sleep", "603"))
+        exited = spawn(table, ("true",))
+        await until(lambda: not table.get(exited).is_running, "true to exit")
+
+        # Through the bytes on disk, as a restart reads them.
+        session = parse_session(session_bytes(capture_session(table, 7)))
+        assert session.generation == 7
+        assert [p.argv for p in session.panes] == [
+            ["sleep", "601"],
+            ["sleep", "602"],
+            ["sleep", "603"],
+        ]  # exited: never again
+        assert [len(w.nodes) > 1 for w in session.windows] == [True, False]
+
+        for pane in list(table):
+            table.close(pane.id)
+        table.end_closing_sessions()
+        assert restore_session(table, session, str(tmp_path), None) == []
+        restored = {pane.argv: pane for pane in table}
+        assert set(restored) == {("sleep", "601"), ("sleep", "602"), ("sleep", "603")}
+        one, two, three = (restored[("sleep", n)] for n in ("601", "602", "603"))
+        assert one.window == two.window != three.window
+        assert (one.title, one.rows, one.cols, one.cwd) == ("first", 30, 100, str(work))
+        assert one.launch.invocation == session.panes[0].invocation
+        assert two.launch.env_overrides == (("MUX_TEST", "1"),)
+        await until(lambda: "a new process" in "\n".join(one.screen_lines()), "the notice")
+
+    with_table(tmp_path, test)
+
+
+def test_a_vanished_program_is_reported_and_a_vanished_directory_noted(tmp_path: Path) -> None:
+    program = tmp_path / "vanishing"
+    shutil.copy(shutil.which("sleep") or "/bin/sleep", program)
+    gone = tmp_path / "gone"
+    gone.mkdir()
+
+    async def test(table: PaneTable, loop: SteeredLoop) -> None:
+        spawn(table, (str(program), "600"))
+        moved = spawn(table, ("sleep", "604"), cwd=str(gone))
+        session = capture_session(table, 1)
+        for pane in list(table):
+            table.close(pane.id)
+        table.end_closing_sessions()
+        await until(lambda: table.lingering_processes() == 0, "the old programs to end")
+        program.unlink()
+        gone.rmdir()
+
+        (problem,) = restore_session(table, session, str(tmp_path), None)
+        assert problem.pane.argv == [str(program), "600"]
+        assert "does not exist" in problem.reason
+        (pane,) = table
+        assert pane.argv == ("sleep", "604") and pane.id != moved
+        assert pane.cwd == str(tmp_path), "a directory that is gone falls back to home"
+        await until(lambda: "no longer exists" in "".join(pane.screen_lines()), "the note")
+        # Kept for repair: the next capture still holds the pane that failed.
+        again = capture_session(table, 2, [(problem.pane, problem.window)])
+        assert [str(program), "600"] in [p.argv for p in again.panes]
+
+    with_table(tmp_path, test)
+
+
+def test_a_program_still_running_from_before_is_not_started_twice(tmp_path: Path) -> None:
+    async def test(table: PaneTable, loop: SteeredLoop) -> None:
+        survivor = spawn(table, ("sleep", "605"))
+        # Its pid and start time are in the snapshot; it is left running, as a program
+        # that ignored the hangup of a muxd killed with SIGKILL.
+        session = capture_session(table, 1)
+        (problem,) = restore_session(table, session, str(tmp_path), None)
+        assert "still runs" in problem.reason
+        assert [pane.id for pane in table] == [survivor], "no second copy was started"
+        os.kill(table.get(survivor).pid, 0)
+
+    with_table(tmp_path, test)
