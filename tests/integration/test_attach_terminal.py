@@ -247,7 +247,9 @@ def test_a_pane_cannot_be_attached_from_inside_itself(service: Service) -> None:
     other = service.spawn(["sh", "-c", "echo i-am-the-other; exec cat"])
     pane = shell_pane(service)
     muxctl = f"{sys.executable} -m muxctl"
-    service.call("SendInput", "tay", [pane, f"{muxctl} attach $MUX_PANE; echo rc=$?\r".encode()])
+    # "r""c=": the echoed command line must not itself show what the output is awaited by.
+    typed = f'{muxctl} attach $MUX_PANE; echo "r""c=$?"\r'
+    service.call("SendInput", "tay", [pane, typed.encode()])
     shown = service.wait_screen(pane, "rc=")
     assert f"this client runs inside pane {pane}" in shown
     assert "rc=3" in shown
