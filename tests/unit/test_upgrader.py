@@ -36,6 +36,9 @@ class FakeTable(Recorder):
     def __iter__(self) -> Any:
         return iter([])
 
+    def handover_fds(self) -> list[int]:
+        return []
+
     def handover_record(self) -> TableRecord:
         return TableRecord(token="00" * 16, next_pane=1, next_window=1, panes=[], reap=[])
 

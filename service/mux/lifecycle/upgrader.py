@@ -141,9 +141,10 @@ class Upgrader:
         )
 
     def _inherited_fds(self, handover: Handover) -> list[int]:
+        """What the next muxd inherits, each part's own: the locks, the panes'
+        terminals and endpoints, the attach socket."""
         keep = [lock.fileno() for lock in self._locks]
-        keep += [p.master_fd for p in self._table if p.master_fd is not None]
-        keep += [p.endpoint.fileno() for p in self._table if p.endpoint is not None]
+        keep += self._table.handover_fds()
         if handover.attach_fd is not None:
             keep.append(handover.attach_fd)
         return keep

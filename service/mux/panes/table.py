@@ -269,6 +269,11 @@ class PaneTable:
             reap=self._closing.unreaped(),
         )
 
+    def handover_fds(self) -> list[int]:
+        """The fds the next muxd inherits: every open terminal and resurrection endpoint."""
+        fds = [pane.master_fd for pane in self._panes.values() if pane.master_fd is not None]
+        return fds + [p.endpoint.fileno() for p in self._panes.values() if p.endpoint is not None]
+
     def adopt_resumed(self, pane: Pane) -> None:
         """A pane the previous muxd handed over (see table_resume.py): in place, its exit
         watched from `start_watching_exits` (or, exited already, lingering), reading."""
