@@ -9,6 +9,7 @@ import asyncio
 import os
 import subprocess
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,10 @@ from mux.system.paths import (
 from muxctl.errors import CtlError, NotRunning, RemoteError
 
 START_TIMEOUT_SECONDS = 15.0
+# A muxd that runs but is not on its bus (it lost it and is reconnecting, or is still
+# starting) is waited for this long; no second muxd is started beside it.
+RECONNECT_WAIT_SECONDS = 10.0
+RECONNECTING = "mux is reconnecting to its bus; try again in a moment"
 MAX_STARTS = 5
 LOG_ROTATE_BYTES = 1 << 20
 POLL_SECONDS = 0.02
@@ -138,6 +143,18 @@ async def _ping(bus: MessageBus, *, activate: bool) -> str | None:
     return None
 
 
+async def _wait_for(condition: Callable[[], bool | Awaitable[bool]]) -> bool:
+    """Whether `condition` came true within RECONNECT_WAIT_SECONDS."""
+    deadline = time.monotonic() + RECONNECT_WAIT_SECONDS
+    while True:
+        result = condition()
+        if result if isinstance(result, bool) else await result:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        await asyncio.sleep(POLL_SECONDS * 5)
+
+
 class Starter:
     """A muxd this muxctl started, and where its log begins."""
 
@@ -234,6 +251,9 @@ async def connect(*, autostart: bool = True, environ: dict[str, str] | None = No
             check_private_dir(paths.runtime)
         except RuntimeDirError as e:
             raise CtlError(f"refusing to use the private bus: {e}") from None
+    private_bus_down = choice.kind is BusKind.PRIVATE and not socket_answers(paths.private_bus)
+    if private_bus_down and holder_alive(paths):  # muxd runs and starts its bus again
+        await _wait_for(lambda: socket_answers(paths.private_bus))
     if choice.kind is BusKind.PRIVATE and not socket_answers(paths.private_bus):
         if not autostart:
             raise NotRunning("mux is not running (no bus answers)")
@@ -245,8 +265,19 @@ async def connect(*, autostart: bool = True, environ: dict[str, str] | None = No
                 raise CtlError("muxd did not start its bus within 15 seconds")
             await asyncio.sleep(POLL_SECONDS)
 
-    bus = await _connect_bus(choice)
+    try:
+        bus = await _connect_bus(choice)
+    except CtlError:
+        if holder_alive(paths):
+            raise CtlError(f"{RECONNECTING} (the {choice.kind} bus does not answer)") from None
+        raise
     client = MuxClient(bus, choice)
+    # A muxd that runs but is not on the bus comes back: neither activation nor a
+    # second muxd.
+    running_elsewhere = holder_alive(paths) and not await _name_has_owner(bus)
+    if running_elsewhere and not await _wait_for(lambda: _name_has_owner(bus)):
+        client.close()
+        raise CtlError(RECONNECTING)
     error = await _ping(bus, activate=autostart)
     if error is None:
         return client

@@ -132,15 +132,17 @@ class Daemon:
         table = self._make_table(loop, resume, checkpoints)
         table.start()
         attach.serve(loop, table)
+        # The status line reads the parts made below, once they exist.
+        status = StatusReporter(self.supervisor, lambda: _status(table, control, keeper))
         control = ControlPlane(
             self.paths,
             self.supervisor,
             table,
             attach.hub,
             private_bus_pid=resume.private_bus_pid if resume is not None else None,
+            status_changed=status.changed,
         )
         control.choose_bus()
-        status = StatusReporter(self.supervisor, lambda: _status(table, control, keeper))
         keeper = SessionKeeper(
             self.settings,
             self.paths,
@@ -185,7 +187,7 @@ class Daemon:
         log.info("mux %s %s: %d panes, pid %d", __version__, how, len(table), os.getpid())
         keeper.save_carried_over_session()
 
-        lost = await control.serve(self._stopping)
+        await control.serve(self._stopping)
         self.supervisor.stopping()
         # The final snapshot first: closing the panes below must not be saved.
         await keeper.final()
@@ -194,7 +196,7 @@ class Daemon:
         self.supervisor.stop_watchdog()
         control.disconnect()
         control.stop_private_bus()
-        return lost or self._exit_status
+        return self._exit_status
 
     def _make_table(
         self,
@@ -243,7 +245,8 @@ def _inherited_attach(resume: Handover | None) -> tuple[int, str | None] | None:
 
 def _status(table: PaneTable, control: ControlPlane, keeper: SessionKeeper) -> str:
     line = status_line(list(table), control.bus_kind, keeper.not_restored)
-    return "; ".join([*keeper.notes, line])
+    outage = [control.outage] if control.outage else []
+    return "; ".join([*outage, *keeper.notes, line])
 
 
 def _remove_launch_directories(paths: Paths) -> None:

@@ -252,3 +252,29 @@ def test_a_restart_brings_the_panes_back(user_systemd: UserSystemd) -> None:
     assert sorted(p["title"] for p in listed) == ["t0", "t1", "t2"]
     assert all(p["state"] == "running" for p in listed)
     assert sd.show("mux.service", "NRestarts") == "0", "a clean restart, not a crash"
+
+
+def test_a_restarted_user_bus_is_an_outage_not_a_stop(user_systemd: UserSystemd) -> None:
+    """docs/systemd.md#bus-outages: the same muxd, panes and pids, back on the new bus."""
+    sd = user_systemd
+    installed(sd, "--now")
+    assert sd.muxctl("spawn", "--title", "survivor", "--", "sleep", "800").returncode == 0
+    sd.wait_state("mux.service", "active")
+    muxd = sd.main_pid()
+    before = json.loads(sd.muxctl("ls", "--json").stdout)
+    status = sd.show("mux.service", "StatusText")
+    assert status.startswith("1 pane; ")
+    for _ in range(2):
+        sd.systemctl("restart", "dbus.service")
+        after = wait_for(
+            lambda: (out := sd.muxctl("ls", "--json")).returncode == 0 and json.loads(out.stdout),
+            what="muxctl to answer",
+        )
+        assert after == before
+        assert sd.main_pid() == muxd, "the same muxd: an outage, not a restart"
+        assert sd.show("mux.service", "ActiveState") == "active"
+        wait_for(
+            lambda: sd.show("mux.service", "StatusText") == status,
+            what="the status without the outage",
+        )
+    assert sd.show("mux.service", "NRestarts") == "0"

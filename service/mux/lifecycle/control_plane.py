@@ -3,7 +3,14 @@
 It chooses the bus (docs/paths.md#bus-discovery: the session bus, else mux's own
 private `dbus-daemon` at `<runtime>/bus`, started here when none answers),
 connects, exports the Manager and every pane, owns `org.mux.Mux1`, and
-serves until asked to stop or the connection is lost. An upgrade closes the
+serves until asked to stop.
+
+Losing the bus is an outage, not a stop (docs/systemd.md#bus-outages): the
+panes, the attach socket and the resurrection endpoints go on; the control
+plane reconnects with backoff (starting mux's private `dbus-daemon` again at
+the same address when that is the bus that went away), exports every object
+again and owns the name again, with the same pane ids and instance token.
+Until then the status says it is waiting for the bus. An upgrade closes the
 connection on purpose; if its exec then fails, the control plane connects again
 and goes on serving.
 """
@@ -14,6 +21,8 @@ import logging
 import os
 import signal
 import time
+from collections.abc import Callable
+from typing import Any
 
 from dbus_fast import AuthError, Message, NameFlag, RequestNameReply
 
@@ -37,6 +46,10 @@ log = logging.getLogger(__name__)
 
 # How long the private dbus-daemon may take to go at stop before it is killed.
 PRIVATE_BUS_STOP_SECONDS = 5.0
+# After losing the bus: the first retry, doubling up to the last (a local bus
+# daemon restarts in milliseconds; a restarting user session takes seconds).
+RECONNECT_FIRST_SECONDS = 0.1
+RECONNECT_MAX_SECONDS = 2.0
 
 
 class ControlPlane:
@@ -48,9 +61,10 @@ class ControlPlane:
         attach: AttachHub | None,
         *,
         private_bus_pid: int | None,
+        status_changed: Callable[[], None] = lambda: None,
     ) -> None:
         """`private_bus_pid`: mux's own dbus-daemon, started by the muxd this one replaced
-        in an upgrade (still our child)."""
+        in an upgrade (still our child); `status_changed()`: the outage began or ended."""
         self._paths = paths
         self._supervisor = supervisor
         self._table = table
@@ -60,11 +74,15 @@ class ControlPlane:
         )
         self.address = ""
         self.bus_kind = ""
+        self._kind: BusKind | None = None
         self._bus: MuxMessageBus | None = None
         self._manager: ManagerInterface | None = None
         self._service: ManagerService | None = None
         self._closed_on_purpose: MuxMessageBus | None = None
         self._reconnected = asyncio.Event()
+        self._status_changed = status_changed
+        # Why the bus is gone while mux waits for it ("" while connected).
+        self.outage = ""
 
     @property
     def private_bus_pid(self) -> int | None:
@@ -77,19 +95,21 @@ class ControlPlane:
         nothing answers there."""
         choice = choose_bus(self._paths)
         self.address, self.bus_kind = choice.address, str(choice.kind)
+        self._kind = choice.kind
         if choice.kind is BusKind.PRIVATE and self._private_bus is None:
+            self._supervisor.extend_timeout(START_TIMEOUT_SECONDS + 5)
             self._start_private_bus()
-        if self._private_bus is not None:
+        elif self._private_bus is not None:
             self._table.exits.watch(self._private_bus, self._private_bus_exited)
 
     def _start_private_bus(self) -> None:
         if socket_answers(self._paths.private_bus):
             return  # left by a muxd that died: still good
-        self._supervisor.extend_timeout(START_TIMEOUT_SECONDS + 5)
         try:
             self._private_bus = start_private_bus(self._paths.private_bus)
         except PrivateBusError as e:
             raise StartupError(str(e)) from None
+        self._table.exits.watch(self._private_bus, self._private_bus_exited)
 
     async def connect(self, service: ManagerService) -> None:
         """Connect, publish the Manager and every pane, own the name."""
@@ -139,9 +159,10 @@ class ControlPlane:
 
     # -- serve ------------------------------------------------------------------------
 
-    async def serve(self, stopping: asyncio.Event) -> int:
-        """Until `stopping` is set (0), or the bus goes away (1). A connection closed on
-        purpose (an upgrade) is no loss: the next one, after a failed exec, is waited for."""
+    async def serve(self, stopping: asyncio.Event) -> None:
+        """Until `stopping` is set. A lost connection is an outage: mux reconnects. One
+        closed on purpose (an upgrade) is no loss: the next one, after a failed exec,
+        is waited for."""
         stopped = asyncio.ensure_future(stopping.wait())
         try:
             while True:
@@ -151,17 +172,56 @@ class ControlPlane:
                 await asyncio.wait({lost, stopped}, return_when=asyncio.FIRST_COMPLETED)
                 if stopped.done():
                     lost.cancel()
-                    return 0
+                    return
                 reason = _disconnect_reason(lost)
-                if bus is not self._closed_on_purpose:
-                    log.error("lost the connection to the bus (%s); stopping", reason)
-                    return 1
-                reconnected = asyncio.ensure_future(self._reconnected.wait())
-                await asyncio.wait({reconnected, stopped}, return_when=asyncio.FIRST_COMPLETED)
-                reconnected.cancel()
-                self._reconnected.clear()
+                if bus is self._closed_on_purpose:
+                    reconnected = asyncio.ensure_future(self._reconnected.wait())
+                    await asyncio.wait({reconnected, stopped}, return_when=asyncio.FIRST_COMPLETED)
+                    reconnected.cancel()
+                    self._reconnected.clear()
+                    continue
+                log.warning("lost the connection to the bus (%s); reconnecting", reason)
+                self._begin_outage(f"waiting for the {self.bus_kind} bus ({reason})")
+                if not await self._reconnect(stopped):
+                    return
         finally:
             stopped.cancel()
+
+    def _begin_outage(self, why: str) -> None:
+        """Nothing is sent on a lost connection: the panes go on, the bus hears of them
+        again once reconnected (every object exported anew)."""
+        self._table.remove_observers(BusPublisher)
+        self._bus = self._manager = None
+        self.outage = why
+        self._status_changed()
+
+    async def _reconnect(self, stopped: "asyncio.Future[Any]") -> bool:
+        """Connect again, with backoff, until connected (True) or asked to stop (False).
+        Mux's own private bus is started again at the same address if it went away."""
+        assert self._service is not None
+        delay = RECONNECT_FIRST_SECONDS
+        last_problem = ""
+        while not stopped.done():
+            try:
+                if self._kind is BusKind.PRIVATE and self._private_bus_gone():
+                    self._start_private_bus()
+                await self.connect(self._service)
+            except StartupError as e:
+                if str(e) != last_problem:  # one line per kind of failure, not per try
+                    log.warning("still no bus: %s", e)
+                    last_problem = str(e)
+                await asyncio.wait({stopped}, timeout=delay)
+                delay = min(delay * 2, RECONNECT_MAX_SECONDS)
+                continue
+            log.info("on the %s bus again; every pane is published again", self.bus_kind)
+            self.outage = ""
+            self._status_changed()
+            return True
+        return False
+
+    def _private_bus_gone(self) -> bool:
+        process = self._private_bus
+        return process is None or process.poll() is not None
 
     # -- upgrade ----------------------------------------------------------------------
 

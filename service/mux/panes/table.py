@@ -99,6 +99,10 @@ class PaneTable:
         self._observers = [o for o in self._observers if not isinstance(o, kind)]
         self._observers.append(observer)
 
+    def remove_observers(self, kind: type) -> None:
+        """Stop telling observers of this kind (a lost bus connection's publisher)."""
+        self._observers = [o for o in self._observers if not isinstance(o, kind)]
+
     def pane_changed(self, pane: Pane, properties: Sequence[str]) -> None:
         for observer in self._observers:
             observer.pane_changed(pane, properties)
