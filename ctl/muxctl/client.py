@@ -233,6 +233,13 @@ def _spawn_daemon(log_fd: int) -> "subprocess.Popen[bytes]":
     )
 
 
+def _unless_not_running(client: MuxClient, error: str) -> None:
+    """A refusal other than "nobody owns the name" is final."""
+    if error not in NOT_RUNNING_ERRORS:
+        client.close()
+        raise CtlError(f"the mux service does not answer: {error}")
+
+
 async def connect(*, autostart: bool = True, environ: dict[str, str] | None = None) -> MuxClient:
     """A client connected to a bus on which the service answers.
 
@@ -272,18 +279,23 @@ async def connect(*, autostart: bool = True, environ: dict[str, str] | None = No
             raise CtlError(f"{RECONNECTING} (the {choice.kind} bus does not answer)") from None
         raise
     client = MuxClient(bus, choice)
-    # A muxd that runs but is not on the bus comes back: neither activation nor a
-    # second muxd.
-    running_elsewhere = holder_alive(paths) and not await _name_has_owner(bus)
-    if running_elsewhere and not await _wait_for(lambda: _name_has_owner(bus)):
-        client.close()
-        raise CtlError(RECONNECTING)
-    error = await _ping(bus, activate=autostart)
+    # The common case costs one round trip and activates nothing.
+    error = await _ping(bus, activate=False)
     if error is None:
         return client
-    if error not in NOT_RUNNING_ERRORS:
+    _unless_not_running(client, error)
+    if starter is None and holder_alive(paths):
+        # A muxd runs but is off its bus (reconnecting, or still starting): it comes
+        # back by itself; neither activation nor a second muxd.
+        if await _wait_for(lambda: _name_has_owner(bus)):
+            return client
         client.close()
-        raise CtlError(f"the mux service does not answer: {error}")
+        raise CtlError(RECONNECTING)
+    if starter is None and autostart:
+        error = await _ping(bus, activate=True)  # D-Bus activation, where the bus has it
+        if error is None:
+            return client
+        _unless_not_running(client, error)
     if starter is None:
         if not autostart:
             client.close()
