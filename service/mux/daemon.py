@@ -45,7 +45,7 @@ from mux.lifecycle.upgrade import (
 from mux.lifecycle.upgrader import Upgrader
 from mux.panes.pane import Pane
 from mux.panes.table import PaneTable
-from mux.panes.table_resume import resume_table
+from mux.panes.table_resume import resume_into
 from mux.protocol.exit_status import EX_CONFIG, EX_UNAVAILABLE
 from mux.protocol.restore_problems import UnrestoredPane
 from mux.resurrection.checkpoints import CheckpointStore
@@ -211,18 +211,12 @@ class Daemon:
             loop,
             self.settings.resurrection_hello_seconds,
         )
-        if resume is None:
-            return PaneTable(
-                self.settings, os.environ, loop, shell_dirs=shell_dirs, resurrection=endpoints
-            )
-        return resume_table(
-            resume.table,
-            self.settings,
-            os.environ,
-            loop,
-            shell_dirs=shell_dirs,
-            resurrection=endpoints,
+        table = PaneTable(
+            self.settings, os.environ, loop, shell_dirs=shell_dirs, resurrection=endpoints
         )
+        if resume is not None:
+            resume_into(table, resume.table)
+        return table
 
     def _handle_signals(self, loop: asyncio.AbstractEventLoop) -> None:
         for signum in (signal.SIGTERM, signal.SIGINT):

@@ -7,7 +7,7 @@ the spawn ledger and conditional kill (ledger.py), the closed panes in their
 grace period (closing.py), a pane's handover (pane_handover.py), the screen
 sweeper (screen_sweeper.py).
 
-Construction (or `resume_table`, table_resume.py) does no I/O beyond what it is
+Construction does no I/O beyond what it is
 given; `start` starts the timers (the working-directory sampling, the screen
 sweeper), once.
 """
@@ -68,7 +68,7 @@ class PaneTable:
         self._launcher = Launcher(
             settings, service_env, shell_dirs=shell_dirs, resurrection=resurrection
         )
-        self._loop = loop
+        self.loop = loop
         self._panes: dict[int, Pane] = {}
         self._use_count = 0
         self._closing = ClosingPanes(loop, settings.kill_grace_seconds)
@@ -85,7 +85,7 @@ class PaneTable:
         self.local_hosts = frozenset({socket.gethostname().lower()})
 
     def start(self) -> None:
-        """Start the timers: once, after construction or `resume_table`."""
+        """Start the timers: once, after construction (and `resume_into`)."""
         self._cwd_sampler.start()
         self._sweeper.start()
 
@@ -119,7 +119,7 @@ class PaneTable:
     def _linger(self, pane: Pane) -> None:
         linger = self.settings.exited_pane_linger_seconds
         if linger is not None:
-            self._loop.call_later(linger, self._close_if_exited, pane)
+            self.loop.call_later(linger, self._close_if_exited, pane)
 
     def _close_if_exited(self, pane: Pane) -> None:
         if self._panes.get(pane.id) is pane:
@@ -221,7 +221,7 @@ class PaneTable:
             pane_id=self.ids.new_pane_id(),
             window=prepared.request.window or self.ids.new_window_id(),
             settings=self.settings,
-            loop=self._loop,
+            loop=self.loop,
             observer=self,
             local_hosts=self.local_hosts,
             spawner=spawner,
