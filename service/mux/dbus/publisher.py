@@ -88,5 +88,6 @@ class BusPublisher:
     def _send_changes(self, pane_id: int) -> None:
         names = self._changed.pop(pane_id, None)
         interface = self._objects.get(pane_id)
-        if names and interface is not None:
+        # A flush already scheduled when the connection was lost has no one to tell.
+        if names and interface is not None and self._bus.connected:
             interface.emit_changed(names)
