@@ -10,7 +10,11 @@ attached clients, and the panes hung up. Each part owns its state:
 - `ControlPlane` (mux.lifecycle.control_plane): bus choice, private bus, export, name;
 - `SessionKeeper` (mux.lifecycle.session_keeper): load, restore, autosave, snapshots;
 - `Upgrader` (mux.lifecycle.upgrader): the graceful upgrade's state machine;
-- `StatusReporter` (mux.lifecycle.status): STATUS= for the service manager.
+- `StatusReporter` (mux.lifecycle.status): STATUS= for the service manager;
+- `FdStore` (mux.lifecycle.fd_store) and `PaneScopes` (mux.lifecycle.pane_scopes):
+  what lets the panes outlive a crash of muxd under systemd
+  (docs/systemd.md#crash-survival); after a crash, `main` resumes from what the
+  fd store handed back (mux.lifecycle.readoption) as from an upgrade.
 """
 
 import argparse
@@ -20,8 +24,7 @@ import os
 import shutil
 import signal
 import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO
 
@@ -29,9 +32,18 @@ from mux import __version__
 from mux.config import ConfigError, Settings, load_settings
 from mux.lifecycle.attach_plane import AttachPlane
 from mux.lifecycle.control_plane import ControlPlane
+from mux.lifecycle.fd_store import FdStore
+from mux.lifecycle.pane_scopes import PaneScopes
+from mux.lifecycle.readoption import (
+    CRASH_HISTORY_BYTES,
+    crash_record,
+    drop_leftovers,
+    readopted_state,
+)
 from mux.lifecycle.session_keeper import SessionKeeper
 from mux.lifecycle.startup import AlreadyRunning, StartupError
 from mux.lifecycle.status import StatusReporter, status_line
+from mux.lifecycle.table_effects import TableChanges, hang_up_panes
 from mux.lifecycle.upgrade import (
     BLOCKED_ACROSS_EXEC,
     CHECK_HANDOVER_FLAG,
@@ -43,7 +55,6 @@ from mux.lifecycle.upgrade import (
     write_outcome,
 )
 from mux.lifecycle.upgrader import Upgrader
-from mux.panes.pane import Pane
 from mux.panes.table import PaneTable
 from mux.panes.table_resume import resume_into
 from mux.protocol.exit_status import EX_CONFIG, EX_UNAVAILABLE
@@ -52,14 +63,13 @@ from mux.resurrection.checkpoints import CheckpointStore
 from mux.resurrection.endpoint import Endpoints
 from mux.state.restore import RestoreProblem
 from mux.system.fds import make_inherited_fds_close_on_exec
+from mux.system.listen_fds import ListenFds, listen_fds
 from mux.system.locks import AlreadyLocked, take_instance_lock, take_state_lock
 from mux.system.notify import Supervisor
 from mux.system.paths import Paths, RuntimeDirError, ensure_runtime_dir, resolve_paths
+from mux.system.record_slots import RecordSlots
 
 log = logging.getLogger("mux")
-
-# After the hang-up, how long the panes' processes get to go before the stop goes on.
-LAST_EXITS_SECONDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -79,30 +89,6 @@ class MuxdService:
         return self.keeper.unrestored_panes()
 
 
-class TableChanges:
-    """Any change to the pane table: the snapshot and the status line follow it."""
-
-    def __init__(self, keeper: SessionKeeper, status: StatusReporter) -> None:
-        self._keeper = keeper
-        self._status = status
-
-    def _changed(self) -> None:
-        self._keeper.table_changed()
-        self._status.changed()
-
-    def pane_added(self, pane: Pane) -> None:
-        self._changed()
-
-    def pane_removed(self, pane: Pane) -> None:
-        self._changed()
-
-    def pane_changed(self, pane: Pane, properties: Sequence[str]) -> None:
-        self._changed()
-
-    def pane_exited(self, pane: Pane) -> None:
-        self._changed()
-
-
 class Daemon:
     def __init__(
         self,
@@ -110,14 +96,24 @@ class Daemon:
         paths: Paths,
         locks: tuple[IO[bytes], IO[bytes]],
         resume: Handover | None,
+        *,
+        inherited: ListenFds | None = None,
+        record_slots: RecordSlots | None = None,
     ) -> None:
         """`locks`: the instance lock (runtime dir) and the state-directory lock;
-        `resume`: what the muxd this one replaced in an upgrade handed over."""
+        `resume`: what the muxd this one replaced in an upgrade handed over, or what
+        the fd store kept of the muxd that crashed (then `record_slots`: where it was
+        read); `inherited`: the fds systemd handed over (socket activation, the rest
+        of the fd store)."""
         self.settings = settings
         self.paths = paths
         self.supervisor = Supervisor()
         self._locks = locks
         self._resume = resume
+        self._inherited = inherited if inherited is not None else ListenFds()
+        self._record_slots = record_slots
+        self._after_crash = record_slots is not None
+        self._not_readopted: list[int] = []
         self._stopping = asyncio.Event()
         self._exit_status = 0
 
@@ -125,11 +121,12 @@ class Daemon:
         loop = asyncio.get_running_loop()
         resume, self._resume = self._resume, None  # its fds become the parts' own
         attach = AttachPlane(self.settings, self.paths)
-        attach.open(loop, _inherited_attach(resume))
+        attach.open(loop, _inherited_attach(resume), self._inherited.activation)
         if resume is None:
             _remove_launch_directories(self.paths)
         checkpoints = CheckpointStore(self.paths.checkpoints)
         table = self._make_table(loop, resume, checkpoints)
+        drop_leftovers(self._inherited, self.supervisor)
         table.start()
         attach.serve(loop, table)
         # The status line reads the parts made below, once they exist.
@@ -158,11 +155,21 @@ class Daemon:
                 resume.session_problem,
                 saving_disabled=resume.saving_disabled,
             )
-        saved = keeper.load() if resume is None else None
+        # After a crash, the snapshot restores only what the fd store did not keep.
+        saved = keeper.load() if resume is None or self._not_readopted else None
         if saved is not None:
-            keeper.restore(saved, self.supervisor)
-        keeper.start_saving(loop, saved)
+            keeper.restore(saved, self.supervisor, only=self._not_readopted or None)
+        keeper.start_saving(loop, saved if resume is None else None)
         table.add_observer(TableChanges(keeper, status))
+        # The record is the upgrade's handover (the upgrader is made below).
+        fd_store = FdStore(
+            self.supervisor,
+            loop,
+            lambda: crash_record(upgrader.handover(CRASH_HISTORY_BYTES)),
+            lambda: sum(pane.view.scrollback.total for pane in table),
+        )
+        scopes = PaneScopes(loop, lambda: control.shared_bus, table.ids.token.hex, fd_store.placed)
+        table.add_observer(scopes)
         upgrader = Upgrader(
             paths=self.paths,
             locks=self._locks,
@@ -176,14 +183,19 @@ class Daemon:
             stopping=self._stopping,
             fail=self._fail,
         )
+        fd_store.start(list(table), attach.inherited, self._record_slots)
+        table.add_observer(fd_store)
         await control.connect(MuxdService(keeper, upgrader))
+        await scopes.place_missing(list(table))
         table.start_watching_exits()
         self._handle_signals(loop)
         self.supervisor.ready(status.line())
         self.supervisor.start_watchdog(loop)
-        if resume is not None:
+        if resume is not None and not self._after_crash:
             write_outcome(self.paths.upgrade_outcome, upgrader.generation, "")
-        how = "resumed after an upgrade" if resume is not None else "ready"
+        how = "ready"
+        if resume is not None:
+            how = "re-adopted its panes" if self._after_crash else "resumed after an upgrade"
         log.info("mux %s %s: %d panes, pid %d", __version__, how, len(table), os.getpid())
         keeper.save_carried_over_session()
 
@@ -192,7 +204,9 @@ class Daemon:
         # The final snapshot first: closing the panes below must not be saved.
         await keeper.final()
         await attach.close()
-        await _hang_up_panes(table, self.settings.kill_grace_seconds)
+        await hang_up_panes(table, self.settings.kill_grace_seconds)
+        await scopes.stop_all()
+        fd_store.stop()
         self.supervisor.stop_watchdog()
         control.disconnect()
         control.stop_private_bus()
@@ -215,7 +229,7 @@ class Daemon:
             self.settings, os.environ, loop, shell_dirs=shell_dirs, resurrection=endpoints
         )
         if resume is not None:
-            resume_into(table, resume.table)
+            self._not_readopted = resume_into(table, resume.table, after_crash=self._after_crash)
         return table
 
     def _handle_signals(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -248,21 +262,6 @@ def _remove_launch_directories(paths: Paths) -> None:
     with the muxd that ran them) is removed."""
     for name in ("shell", "launch"):
         shutil.rmtree(paths.runtime / name, ignore_errors=True)
-
-
-async def _hang_up_panes(table: PaneTable, grace_seconds: float) -> None:
-    """Hang up every pane like closed terminal windows, then wait for them to go."""
-    table.close_all()
-    await _wait_for_exits(table, grace_seconds)
-    table.end_closing_sessions()
-    await _wait_for_exits(table, LAST_EXITS_SECONDS)
-
-
-async def _wait_for_exits(table: PaneTable, seconds: float) -> None:
-    # Our children's exits arrive through the loop (pidfd readers): keep it turning.
-    deadline = time.monotonic() + seconds
-    while table.lingering_processes() and time.monotonic() < deadline:
-        await asyncio.sleep(0.05)
 
 
 def _take_lock(take: Callable[[Paths], IO[bytes]], paths: Paths) -> IO[bytes]:
@@ -301,6 +300,7 @@ def main(argv: list[str] | None = None) -> int:
 
     if resume_fd is None:
         make_inherited_fds_close_on_exec()
+    inherited = listen_fds() if resume_fd is None else ListenFds()
     paths = resolve_paths()
     try:
         settings = load_settings(paths.config_file)
@@ -323,6 +323,7 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
     )
     resume: Handover | None = None
+    record_slots: RecordSlots | None = None
     lock: IO[bytes] | None = None
     state_lock: IO[bytes] | None = None
     try:
@@ -340,6 +341,10 @@ def main(argv: list[str] | None = None) -> int:
             lock = _take_lock(take_instance_lock, paths)
         if state_lock is None:
             state_lock = _take_lock(take_state_lock, paths)
+        if resume is None:
+            readopted = readopted_state(inherited, (lock.fileno(), state_lock.fileno()))
+            if readopted is not None:
+                resume, record_slots = readopted.handover, readopted.slots
     except RuntimeDirError as e:
         print(f"muxd: {e}", file=sys.stderr)
         return EX_UNAVAILABLE
@@ -354,7 +359,15 @@ def main(argv: list[str] | None = None) -> int:
             lock.close()  # refused: the instance lock goes with it
     assert lock is not None and state_lock is not None
     try:
-        return asyncio.run(Daemon(settings, paths, (lock, state_lock), resume).run())
+        daemon = Daemon(
+            settings,
+            paths,
+            (lock, state_lock),
+            resume,
+            inherited=inherited,
+            record_slots=record_slots,
+        )
+        return asyncio.run(daemon.run())
     except StartupError as e:
         print(f"muxd: {e}", file=sys.stderr)
         return e.exit_status

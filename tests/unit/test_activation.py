@@ -22,12 +22,15 @@ def _systemd_sockets_seen(sock: socket.socket, *, listen_pid: str | None) -> str
         f"os.dup2({sock.fileno()}, 3)\n"
         f"os.environ['LISTEN_PID'] = {listen_pid!r} or str(os.getpid())\n"
         "from mux.system.activation import systemd_sockets\n"
-        "found = systemd_sockets()\n"
+        "from mux.system.listen_fds import listen_fds\n"
+        "inherited = listen_fds()\n"
+        "assert not inherited.stored\n"
+        "found = systemd_sockets(inherited.activation)\n"
         "print(len(found), [s.getsockname() for s in found], os.get_inheritable(3))\n"
     )
     result = subprocess.run(
         [sys.executable, "-c", code],
-        env={**os.environ, "LISTEN_FDS": "1", "LISTEN_FDNAMES": "attach"},
+        env={**os.environ, "LISTEN_FDS": "1", "LISTEN_FDNAMES": "mux.socket"},
         pass_fds=(sock.fileno(),),
         capture_output=True,
         text=True,

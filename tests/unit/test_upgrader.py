@@ -39,7 +39,7 @@ class FakeTable(Recorder):
     def handover_fds(self) -> list[int]:
         return []
 
-    def handover_record(self) -> TableRecord:
+    def handover_record(self, history_bytes: int | None = None) -> TableRecord:
         return TableRecord(token="00" * 16, next_pane=1, next_window=1, panes=[], reap=[])
 
     def end_closing_sessions(self) -> None:

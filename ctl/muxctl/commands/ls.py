@@ -4,11 +4,19 @@ import argparse
 import shlex
 from typing import TYPE_CHECKING, Any
 
+from mux.protocol.names import EXIT_STATUS_UNKNOWN
 from muxctl.commands.command import ServiceCommand
 from muxctl.output import print_json, print_table, unwrap
 
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
+
+
+def _state(pane: dict[str, Any]) -> str:
+    if pane["state"] == "running":
+        return "running"
+    status = pane["exit_status"]
+    return "exited(unknown)" if status == EXIT_STATUS_UNKNOWN else f"exited({status})"
 
 
 def _command(pane: dict[str, Any]) -> str:
@@ -26,7 +34,7 @@ async def run(args: argparse.Namespace, client: "MuxClient") -> int:
         return 0
     rows = []
     for p in panes:
-        state = p["state"] if p["state"] == "running" else f"exited({p['exit_status']})"
+        state = _state(p)
         rows.append(
             [
                 str(p["id"]),

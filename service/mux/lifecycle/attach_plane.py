@@ -32,10 +32,14 @@ class AttachPlane:
         self.hub: AttachHub | None = None
 
     def open(
-        self, loop: asyncio.AbstractEventLoop, inherited: tuple[int, str | None] | None
+        self,
+        loop: asyncio.AbstractEventLoop,
+        inherited: tuple[int, str | None] | None,
+        activation: list[tuple[int, str]],
     ) -> None:
-        """Listen; `inherited`: (fd, path muxd bound itself or None) from an upgrade.
-        Without a socket mux still serves D-Bus (the reason is logged)."""
+        """Listen; `inherited`: (fd, path muxd bound itself or None) from an upgrade or
+        the fd store; `activation`: the socket-activation fds systemd passed. Without
+        a socket mux still serves D-Bus (the reason is logged)."""
         if inherited is not None:
             fd, owned_path = inherited
             sock = socket.socket(fileno=fd)
@@ -43,7 +47,7 @@ class AttachPlane:
             self._listener = AttachListener(sock, loop, owned_path)
             return
         try:
-            sock, origin = attach_listener(self._paths.attach_socket)
+            sock, origin = attach_listener(self._paths.attach_socket, activation)
         except (ActivationError, OSError) as e:
             log.warning("no attach socket: %s", e)
             return

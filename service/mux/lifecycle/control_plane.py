@@ -88,6 +88,12 @@ class ControlPlane:
     def private_bus_pid(self) -> int | None:
         return self._private_bus.pid if self._private_bus is not None else None
 
+    @property
+    def shared_bus(self) -> MuxMessageBus | None:
+        """The connection, when it is to a bus others share (where the user's service
+        manager is); None on mux's private bus or during an outage."""
+        return self._bus if self._kind is not BusKind.PRIVATE else None
+
     # -- start ------------------------------------------------------------------------
 
     def choose_bus(self) -> None:

@@ -110,18 +110,24 @@ class SessionKeeper:
             self.session_problem = f"{reason}; it was moved to {moved.name} in quarantine"
             return None
 
-    def restore(self, saved: Session, supervisor: Supervisor) -> None:
-        """Start the saved panes again, or keep the session aside when restore is off."""
+    def restore(
+        self, saved: Session, supervisor: Supervisor, only: list[int] | None = None
+    ) -> None:
+        """Start the saved panes again, or keep the session aside when restore is off.
+        `only`: the ids of the panes to restore (after a crash: those not re-adopted)."""
         if not self._settings.restore:
-            self._keep_unrestored(saved)
+            if only is None:
+                self._keep_unrestored(saved)
             return
         supervisor.extend_timeout(RESTORE_TIMEOUT_SECONDS)
         home = os.environ.get("HOME") or os.path.expanduser("~")
-        self._problems = restore_session(self._table, saved, home, self._checkpoints)
+        wanted = set(only) if only is not None else None
+        problems = restore_session(self._table, saved, home, self._checkpoints, wanted)
+        self._problems = [*self._problems, *problems] if only is not None else problems
         log.info(
             "restored %d of %d panes from snapshot generation %d",
-            len(self._table),
-            len(saved.panes),
+            len(wanted if wanted is not None else saved.panes) - len(problems),
+            len(wanted if wanted is not None else saved.panes),
             saved.generation,
         )
 

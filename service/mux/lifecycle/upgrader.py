@@ -118,8 +118,9 @@ class Upgrader:
         """The drain-and-exec under way, if any (kept referenced until it ends)."""
         return self._task if self._task is not None and not self._task.done() else None
 
-    def handover(self) -> Handover:
-        """Everything the next muxd needs, each part from its owner."""
+    def handover(self, history_bytes: int | None = None) -> Handover:
+        """Everything the next muxd needs, each part from its owner; `history_bytes`:
+        how much of each pane's history (None: all; the crash record keeps less)."""
         instance_lock, state_lock = self._locks
         attach = self._attach.inherited
         return Handover(
@@ -131,7 +132,7 @@ class Upgrader:
             attach_fd=attach[0] if attach is not None else None,
             attach_owned_path=attach[1] if attach is not None else None,
             private_bus_pid=self._control.private_bus_pid,
-            table=self._table.handover_record(),
+            table=self._table.handover_record(history_bytes),
             unrestored=[
                 KeptPane(pane=problem.pane, window=problem.window, reason=problem.reason)
                 for problem in self._keeper.problems

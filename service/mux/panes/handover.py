@@ -1,8 +1,12 @@
-"""What a pane table hands to the next muxd across a graceful upgrade's execve.
+"""What a pane table hands to the next muxd: across a graceful upgrade's execve, or
+through the service manager's fd store to the muxd restarted after a crash.
 
 Everything a pane is, in a form that survives the exec: its terminal stays
 the same open fd (inherited), its process stays our child; the screen goes
 as avt's dump, which recreates it exactly, and the history as raw bytes.
+After a crash the terminal comes back from the fd store (its fd number is
+then meaningless) and the process is no longer our child (`start_ticks` tells
+whether it is still the same one).
 """
 
 from pydantic import BaseModel, ConfigDict
@@ -31,6 +35,7 @@ class PaneRecord(_Record):
     id: int
     window: int
     pid: int
+    start_ticks: int | None = None  # with the pid, names the process for good (Linux)
     kind: LaunchKind
     argv: list[str]
     program: str

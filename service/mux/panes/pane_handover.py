@@ -19,18 +19,21 @@ from mux.panes.launch_endpoint import EndpointFactory, LaunchEndpoint
 from mux.panes.ledger import SpawnRecord
 from mux.panes.pane import Pane, PaneObserver, PaneState
 from mux.panes.pane_view import PaneView
-from mux.panes.process import ChildProcess
+from mux.panes.process import ChildProcess, ForeignProcess
 from mux.panes.pty_channel import PtyChannel
 from mux.panes.replay import CommandReplay
 from mux.panes.shell_integration import remove_directory
 from mux.panes.shell_tracker import ShellTracker
+from mux.protocol.names import EXIT_STATUS_UNKNOWN
+from mux.system import proctree
 from mux.terminal.modes import ModeTracker
 from mux.terminal.screen import Screen
 from mux.terminal.scrollback import Scrollback
 
 
-def pane_record(pane: Pane) -> PaneRecord:
-    """Everything `pane` is, for the muxd that follows an exec."""
+def pane_record(pane: Pane, history_bytes: int | None = None) -> PaneRecord:
+    """Everything `pane` is, for the muxd that follows an exec; `history_bytes`: keep
+    only that much of the end of its history (the crash record, rewritten often)."""
     view, shell, record = pane.view, pane.shell, pane.spawn_record
     dump, decoder_pending = view.dump_screen()
     replay = shell.replay
@@ -38,6 +41,7 @@ def pane_record(pane: Pane) -> PaneRecord:
         id=pane.id,
         window=pane.window,
         pid=pane.pid,
+        start_ticks=proctree.start_ticks(pane.pid) if pane.is_running else None,
         **pane.launch.handover_fields(),
         cwd=shell.cwd,
         cwd_source=shell.cwd_source,
@@ -61,12 +65,16 @@ def pane_record(pane: Pane) -> PaneRecord:
         rows=pane.rows,
         cols=pane.cols,
         master_fd=pane.terminal.fd,
-        scrollback=view.scrollback.contents(),
+        scrollback=_tail(view.scrollback.contents(), history_bytes),
         scrollback_total=view.scrollback.total,
         screen_dump=dump,
         decoder_pending=decoder_pending,
         input_backlog=pane.terminal.input_backlog,
     )
+
+
+def _tail(history: bytes, limit: int | None) -> bytes:
+    return history if limit is None or len(history) <= limit else history[-limit:]
 
 
 def _endpoint_record(endpoint: LaunchEndpoint | None) -> EndpointRecord | None:
@@ -94,11 +102,63 @@ def resumed_pane(
     process = ChildProcess(record.pid)
     if not record.running:
         process.returncode = record.exit_status  # reaped by the old muxd
-    pane = _pane(
-        record, process, settings=settings, loop=loop, observer=observer, local_hosts=local_hosts
+    return _pane(
+        record,
+        process,
+        settings=settings,
+        loop=loop,
+        observer=observer,
+        local_hosts=local_hosts,
+        resurrection=resurrection,
     )
-    _resume_endpoint(pane, record, resurrection)
-    return pane
+
+
+def readopted_pane(
+    record: PaneRecord,
+    *,
+    settings: Settings,
+    loop: asyncio.AbstractEventLoop,
+    observer: PaneObserver,
+    local_hosts: frozenset[str] = frozenset(),
+    resurrection: EndpointFactory | None = None,
+) -> Pane:
+    """The pane of a muxd that crashed, from its record in the fd store: `record`'s fds
+    are those the store gave back (None: not kept). Its program is re-adopted if it
+    is still the same process; otherwise, or without its terminal, the pane is shown
+    exited with its status unknown. No spawn record: nothing says who used the pane
+    while no muxd ran (docs/dbus-api.md#instance-token-and-conditional-kill)."""
+    adopted = (
+        ForeignProcess.adopt(record.pid, record.start_ticks)
+        if record.running and record.master_fd is not None
+        else None
+    )
+    process: Reapable
+    if adopted is not None:
+        process = adopted
+    else:
+        process = ChildProcess(record.pid)
+        process.returncode = record.exit_status if not record.running else EXIT_STATUS_UNKNOWN
+        record = record.model_copy(update={"running": False, "exit_status": process.returncode})
+    record = record.model_copy(update={"spawned_by": None, "used_by_others": False})
+    return _pane(
+        record,
+        process,
+        settings=settings,
+        loop=loop,
+        observer=observer,
+        local_hosts=local_hosts,
+        resurrection=resurrection,
+    )
+
+
+def forget(record: PaneRecord) -> None:
+    """A pane that is not coming back: its endpoint's and shell's directories go."""
+    if record.endpoint is not None:
+        with contextlib.suppress(OSError):
+            os.close(record.endpoint.fd)
+        remove_directory(Path(record.endpoint.directory))
+    if record.shell_dir is not None:
+        remove_directory(Path(record.shell_dir))
 
 
 def _pane(
@@ -109,7 +169,9 @@ def _pane(
     loop: asyncio.AbstractEventLoop,
     observer: PaneObserver,
     local_hosts: frozenset[str],
+    resurrection: EndpointFactory | None,
 ) -> Pane:
+    """The pane `record` describes, with its endpoint; not started."""
     launch = Launch.handed_over(record)
     captured_at = record.cwd_captured_at
     pane = Pane(
@@ -155,6 +217,7 @@ def _pane(
     if not record.running:
         pane.state = PaneState.EXITED
         pane.exit_status = record.exit_status
+    _resume_endpoint(pane, record, resurrection)
     return pane
 
 

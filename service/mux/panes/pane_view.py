@@ -38,6 +38,7 @@ class PaneView:
         self._pending_emulation: list[bytes] = []
         self._pending_size = 0
         self._sinks: list[OutputSink] = []
+        self._last_dump: tuple[tuple[int, int, int], tuple[str, bytes]] | None = None
 
     @classmethod
     def blank(cls, rows: int, cols: int, scrollback_bytes: int) -> "PaneView":
@@ -125,6 +126,13 @@ class PaneView:
         return False
 
     def dump_screen(self) -> tuple[str, bytes]:
-        """The screen as avt's dump and the undecoded bytes (for the handover)."""
+        """The screen as avt's dump and the undecoded bytes (for the handover). The
+        crash record asks every second: a screen that neither got output nor changed
+        size since the last dump is not emulated and dumped again."""
+        key = (self.scrollback.total, self.rows, self.cols)
+        if self._last_dump is not None and self._last_dump[0] == key:
+            return self._last_dump[1]
         self.catch_up_screen()
-        return self.screen.dump_state()
+        dumped = self.screen.dump_state()
+        self._last_dump = (key, dumped)
+        return dumped

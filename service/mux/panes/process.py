@@ -26,6 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from mux.protocol.errors import SpawnFailed
+from mux.protocol.names import EXIT_STATUS_UNKNOWN
+from mux.system import proctree
 
 
 def set_window_size(fd: int, rows: int, cols: int) -> None:
@@ -102,6 +104,31 @@ class ChildProcess:
                 return self.returncode
             if pid == self.pid:
                 self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+
+class ForeignProcess:
+    """A pane's program that is not our child: a restarted muxd re-adopted it after
+    a crash (its parent is now the service manager, which reaps it). Its exit is
+    seen (the exit watcher's pidfd wakes `poll`), its status never: `returncode`
+    is then EXIT_STATUS_UNKNOWN."""
+
+    def __init__(self, pid: int, start_ticks: int) -> None:
+        self.pid = pid
+        self._start_ticks = start_ticks
+        self.returncode: int | None = None
+
+    @classmethod
+    def adopt(cls, pid: int, start_ticks: int | None) -> "ForeignProcess | None":
+        """The process `pid` if it is still the one that started at `start_ticks`."""
+        if start_ticks is None or proctree.start_ticks(pid) != start_ticks:
+            return None
+        return cls(pid, start_ticks)
+
+    def poll(self) -> int | None:
+        # Ended, or a zombie, or its pid another process's: start_ticks tells all three.
+        if self.returncode is None and proctree.start_ticks(self.pid) != self._start_ticks:
+            self.returncode = EXIT_STATUS_UNKNOWN
         return self.returncode
 
 

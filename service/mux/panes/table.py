@@ -262,14 +262,15 @@ class PaneTable:
 
     # -- graceful upgrade -----------------------------------------------------
 
-    def handover_record(self) -> TableRecord:
+    def handover_record(self, history_bytes: int | None = None) -> TableRecord:
         """The table for the next muxd. The caller ends the sessions of closed panes
-        first (an upgrade cuts their grace short); their programs still need reaping."""
+        first (an upgrade cuts their grace short); their programs still need reaping.
+        `history_bytes`: how much of each pane's history to keep (None: all)."""
         return TableRecord(
             token=self.ids.token.hex(),
             next_pane=self.ids.next_pane_id,
             next_window=self.ids.next_window_id,
-            panes=[pane_record(pane) for pane in self._panes.values()],
+            panes=[pane_record(pane, history_bytes) for pane in self._panes.values()],
             reap=self._closing.unreaped(),
         )
 

@@ -1,9 +1,11 @@
-"""The pane table a previous muxd handed over in a graceful upgrade.
+"""The pane table a previous muxd handed over: in a graceful upgrade, or after a crash.
 
 Its id space goes on (the same token, the next ids); its panes read their
 terminals again; their exits are watched once every observer is in place
-(`PaneTable.start_watching_exits`); the programs of panes closed within their
-grace period are still reaped.
+(`PaneTable.start_watching_exits`). After an upgrade, the programs of panes
+closed within their grace period are still reaped; after a crash they are
+no longer our children, and their panes' programs are re-adopted
+(pane_handover.readopted_pane).
 """
 
 import functools
@@ -11,18 +13,28 @@ import logging
 
 from mux.panes.handover import TableRecord
 from mux.panes.ids import IdSpace
-from mux.panes.pane_handover import resumed_pane
+from mux.panes.pane_handover import forget, readopted_pane, resumed_pane
 from mux.panes.process import ChildProcess
 from mux.panes.table import PaneTable
 
 log = logging.getLogger(__name__)
 
 
-def resume_into(table: PaneTable, record: TableRecord) -> None:
-    """Fill a new, empty `table` with what the previous muxd handed over."""
+def resume_into(table: PaneTable, record: TableRecord, *, after_crash: bool = False) -> list[int]:
+    """Fill a new, empty `table` with what the previous muxd handed over; `after_crash`:
+    it comes from the fd store of a muxd that ended without a handover. Returns the
+    ids of the running panes whose terminal the store did not keep (their program
+    was in no scope of its own, so it ended with muxd): not re-adopted, they are
+    for the snapshot to restore."""
     table.ids = IdSpace.restored(bytes.fromhex(record.token), record.next_pane, record.next_window)
+    make = readopted_pane if after_crash else resumed_pane
+    not_kept = []
     for saved in record.panes:
-        pane = resumed_pane(
+        if after_crash and saved.running and saved.master_fd is None:
+            not_kept.append(saved.id)
+            forget(saved)
+            continue
+        pane = make(
             saved,
             settings=table.settings,
             loop=table.loop,
@@ -31,8 +43,11 @@ def resume_into(table: PaneTable, record: TableRecord) -> None:
             resurrection=table.resurrection,
         )
         table.adopt_resumed(pane)
+    if after_crash:
+        return not_kept
     for pid in record.reap:
         table.exits.watch_later(ChildProcess(pid), functools.partial(_log_reaped, pid))
+    return not_kept
 
 
 def _log_reaped(pid: int, status: int) -> None:

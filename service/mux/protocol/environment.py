@@ -24,6 +24,8 @@ SERVICE_ONLY_VARIABLES = frozenset(
         "MEMORY_PRESSURE_WRITE",
         "TRIGGER_UNIT",
         "MAINPID",
+        "FDSTORE",
+        "MUX_FD_STORE_MAX",
     }
 )
 

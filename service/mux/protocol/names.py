@@ -14,6 +14,11 @@ ERROR_PREFIX: Final = "org.mux.Mux1.Error."
 FEATURE_CONDITIONAL_KILL: Final = 0x00200000
 
 
+# ExitStatus of a pane whose program ended while muxd was not its parent (it
+# ended while no muxd ran, or after a restarted muxd re-adopted it): exit codes
+# are 0-255 and signals negative, so this value is no status a program can have.
+EXIT_STATUS_UNKNOWN: Final = 256
+
 # Where a pane's working directory is known from (docs/dbus-api.md#pane-objects).
 CwdSource = Literal["launch", "shell", "process"]
 

@@ -83,16 +83,23 @@ def _still_running(saved: PaneSnapshot) -> bool:
 
 
 def restore_session(
-    table: PaneTable, session: Session, home: str, checkpoints: CheckpointStore | None
+    table: PaneTable,
+    session: Session,
+    home: str,
+    checkpoints: CheckpointStore | None,
+    only: set[int] | None = None,
 ) -> list[RestoreProblem]:
     """Start the saved panes again; `checkpoints`: where applications' references are
-    (None: the resurrection adapter is off)."""
+    (None: the resurrection adapter is off); `only`: the ids of the panes to restore
+    (None: all)."""
     saved_at = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(session.saved_at))
     panes = {pane.id: pane for pane in session.panes}
     problems: list[RestoreProblem] = []
     for window in session.windows:
         new_window = 0  # the first pane restored opens the window
         order = [node.pane for node in window.nodes if node.kind == "pane"]
+        if only is not None:
+            order = [pane_id for pane_id in order if pane_id in only]
         for pane_id in order:
             assert pane_id is not None
             saved = panes[pane_id]

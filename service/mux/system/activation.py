@@ -1,9 +1,9 @@
 """The attach socket: handed over by the service manager, or bound by muxd itself.
 
-systemd passes it as LISTEN_FDS (fds from 3, names in LISTEN_FDNAMES, meant for
-LISTEN_PID); launchd through launch_activate_socket(). Whatever is handed over
-is checked to be a Unix stream socket before it is used. Without either, muxd
-binds `<runtime>/mux.sock` itself, mode 0600.
+systemd passes it as LISTEN_FDS (read by mux.system.listen_fds); launchd
+through launch_activate_socket(). Whatever is handed over is checked to be a
+Unix stream socket before it is used. Without either, muxd binds
+`<runtime>/mux.sock` itself, mode 0600.
 """
 
 import contextlib
@@ -13,14 +13,12 @@ import os
 import socket
 import stat
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 
 from mux.system.busaddr import socket_answers
 
 log = logging.getLogger(__name__)
 
-SD_LISTEN_FDS_START = 3
 LAUNCHD_SOCKET_NAME = "attach"  # the key under Sockets in org.mux.muxd.plist
 IS_MACOS = sys.platform == "darwin"
 BOUND_BY_MUXD = "bound by muxd"
@@ -44,20 +42,12 @@ def _unix_stream(fd: int) -> socket.socket | None:
     return sock
 
 
-def systemd_sockets(environ: Mapping[str, str] | None = None) -> list[socket.socket]:
-    """Unix stream sockets passed by systemd; other fds it passed are refused, loudly."""
-    env = os.environ if environ is None else environ
-    try:
-        if int(env.get("LISTEN_PID", "0")) != os.getpid():
-            return []
-        count = int(env.get("LISTEN_FDS", "0"))
-    except ValueError:
-        return []
-    names = env.get("LISTEN_FDNAMES", "").split(":")
+def systemd_sockets(activation: list[tuple[int, str]]) -> list[socket.socket]:
+    """The Unix stream sockets among the socket-activation fds systemd passed
+    (mux.system.listen_fds); other fds are refused, loudly."""
     sockets = []
-    for index, fd in enumerate(range(SD_LISTEN_FDS_START, SD_LISTEN_FDS_START + count)):
+    for fd, name in activation:
         sock = _unix_stream(fd)
-        name = names[index] if index < len(names) else "?"
         if sock is None:
             log.error("fd %d (%s) passed by systemd is not a Unix stream socket; ignored", fd, name)
             continue
@@ -137,9 +127,15 @@ def _someone_listens(path: Path) -> bool:
         return socket_answers(path)  # no /proc (macOS): the only other way is to ask
 
 
-def attach_listener(runtime_socket: Path) -> tuple[socket.socket, str]:
-    """The listening attach socket and where it came from."""
-    for origin, found in (("systemd", systemd_sockets()), ("launchd", launchd_sockets())):
+def attach_listener(
+    runtime_socket: Path, activation: list[tuple[int, str]]
+) -> tuple[socket.socket, str]:
+    """The listening attach socket and where it came from; `activation`: what systemd
+    passed for socket activation."""
+    for origin, found in (
+        ("systemd", systemd_sockets(activation)),
+        ("launchd", launchd_sockets()),
+    ):
         if found:
             for extra in found[1:]:
                 extra.close()

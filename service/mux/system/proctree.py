@@ -168,3 +168,15 @@ def working_directory(pid: int) -> str | None:
     if path.endswith(" (deleted)") or not path.startswith("/"):
         return None
     return path
+
+
+def unified_cgroup(pid: int) -> str | None:
+    """The process's cgroup in the unified hierarchy ("0::/path"), None if unknown."""
+    try:
+        with open(f"/proc/{pid}/cgroup") as f:
+            for line in f:
+                if line.startswith("0::"):
+                    return line[3:].rstrip("\n")
+    except OSError:
+        return None
+    return None
