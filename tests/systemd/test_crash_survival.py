@@ -136,6 +136,12 @@ def test_a_crashed_muxd_is_restarted_and_readopts_every_pane(
     assert after[sleeper]["cwd"] == str(work)
     wait_for(lambda: listed(sd)[goner]["state"] == "exited", what="the goner listed exited")
     assert listed(sd)[goner]["exit_status"] == EXIT_STATUS_UNKNOWN
+    # Three running panes' terminals and endpoints, the record's two slots: the
+    # goner's terminal, handed back, has nothing left to keep and left the store.
+    wait_for(
+        lambda: sd.show("mux.service", "NFileDescriptorStore") == "8",
+        what="the store to hold what the running panes need",
+    )
     wait_for(lambda: "LAST-LINE" in captured(sd, big), what="the last line of the 2 MB")
     seen = _last_count(captured(sd, counter))
     wait_for(lambda: _last_count(captured(sd, counter)) > seen, what="the counter to go on")

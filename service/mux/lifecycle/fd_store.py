@@ -66,31 +66,48 @@ class FdStore:
         attach: tuple[int, str | None] | None,
         slots: RecordSlots | None = None,
     ) -> None:
-        """Keep the record slots, `panes` (resumed ones, already kept under the same
-        names: systemd keeps one copy of an open file), and the attach socket when
-        muxd bound it (`attach`: fd and the path it owns). `slots`: those of the muxd
-        that crashed, still in the store and holding the record this muxd resumed
-        from, written on from the next change (none: new ones, written now)."""
+        """Keep the record slots, the panes whose program is in its scope (a resumed
+        pane: kept already under the same names, and systemd keeps one copy of an open
+        file), and the attach socket when muxd bound it (`attach`: fd and the path it
+        owns). `slots`: those of the muxd that crashed, holding the record this muxd
+        resumed from; then everything was handed back by the store and is still in it,
+        and the record is written on from the next change (none: new slots, written
+        now)."""
         if not self.active:
             if slots is not None:
                 slots.close()
             return
         if slots is not None:
             self._slots = slots
-            self._stored.update({record_slot(slot): 1 for slot in SLOT_NAMES})
+            self._still_kept(panes, attach)
         else:
             self._slots = RecordSlots.create()
             for slot, fd in zip(SLOT_NAMES, self._slots.fds, strict=True):
                 self._supervisor.remove_fds(record_slot(slot))  # a previous muxd's
                 self._keep(record_slot(slot), [fd])
-        if attach is not None and attach[1] is not None:
-            self._keep(ATTACH_SOCKET, [attach[0]])
-        for pane in panes:
-            if in_own_scope(pane.pid):
-                self._keep_pane(pane)
-        if slots is None:
+            if attach is not None and attach[1] is not None:
+                self._keep(ATTACH_SOCKET, [attach[0]])
+            for pane in panes:
+                if in_own_scope(pane.pid):
+                    self._keep_pane(pane)
             self._write()
         self._ticker = self._loop.call_later(OUTPUT_CHECK_SECONDS, self._tick)
+
+    def _still_kept(self, panes: Sequence[Pane], attach: tuple[int, str | None] | None) -> None:
+        """After a crash: what the store handed back is in it still, nothing is sent
+        again; a pane whose program ended meanwhile has nothing more to keep."""
+        kept = [record_slot(slot) for slot in SLOT_NAMES]
+        if attach is not None and attach[1] is not None:
+            kept.append(ATTACH_SOCKET)
+        for pane in panes:
+            if pane.is_running:
+                kept.append(pane_terminal(pane.id))
+                if pane.endpoint is not None:
+                    kept.append(pane_endpoint(pane.id))
+            else:
+                self._supervisor.remove_fds(pane_terminal(pane.id))
+                self._supervisor.remove_fds(pane_endpoint(pane.id))
+        self._stored.update(dict.fromkeys(kept, 1))
 
     def stop(self) -> None:
         """A clean stop: nothing is left in the store."""
