@@ -5,7 +5,7 @@ The record (mux.lifecycle.fd_store writes it) is a graceful upgrade's handover
 nothing any more: the fds come back by name in LISTEN_FDS. `readopted_state`
 puts the two together into the handover this muxd resumes from, as after an
 upgrade; the panes' programs, no longer our children, are re-adopted by
-mux.panes.pane_handover.readopted_pane. What was handed back and not taken
+mux.panes.pane_handover.readopted. What was handed back and not taken
 (a pane the record does not know, say) is closed and dropped from the store
 (`drop_leftovers`).
 """

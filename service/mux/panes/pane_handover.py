@@ -96,12 +96,17 @@ def resumed_pane(
     observer: PaneObserver,
     local_hosts: frozenset[str] = frozenset(),
     resurrection: EndpointFactory | None = None,
+    after_crash: bool = False,
 ) -> Pane:
     """The pane a previous muxd handed over, on the terminal fd it left open, with its
-    endpoint; not started (its table starts it once it is in place)."""
-    process = ChildProcess(record.pid)
-    if not record.running:
-        process.returncode = record.exit_status  # reaped by the old muxd
+    endpoint; not started (its table starts it once it is in place). `after_crash`:
+    from the record of a muxd that crashed (`readopted`)."""
+    if after_crash:
+        record, process = readopted(record)
+    else:
+        process = ChildProcess(record.pid)
+        if not record.running:
+            process.returncode = record.exit_status  # reaped by the old muxd
     return _pane(
         record,
         process,
@@ -113,25 +118,13 @@ def resumed_pane(
     )
 
 
-def readopted_pane(
-    record: PaneRecord,
-    *,
-    settings: Settings,
-    loop: asyncio.AbstractEventLoop,
-    observer: PaneObserver,
-    local_hosts: frozenset[str] = frozenset(),
-    resurrection: EndpointFactory | None = None,
-) -> Pane:
-    """The pane of a muxd that crashed, from its record in the fd store: `record`'s fds
-    are those the store gave back (None: not kept). Its program is re-adopted if it
-    is still the same process; otherwise, or without its terminal, the pane is shown
-    exited with its status unknown. No spawn record: nothing says who used the pane
-    while no muxd ran (docs/dbus-api.md#instance-token-and-conditional-kill)."""
-    adopted = (
-        ForeignProcess.adopt(record.pid, record.start_ticks)
-        if record.running and record.master_fd is not None
-        else None
-    )
+def readopted(record: PaneRecord) -> tuple[PaneRecord, Reapable]:
+    """A pane of a muxd that crashed, from its record in the fd store (`record`'s fds
+    are those the store gave back), and its program: re-adopted if it is still the
+    same process; otherwise the pane is shown exited with its status unknown. No
+    spawn record: nothing says who used the pane while no muxd ran
+    (docs/dbus-api.md#instance-token-and-conditional-kill)."""
+    adopted = ForeignProcess.adopt(record.pid, record.start_ticks) if record.running else None
     process: Reapable
     if adopted is not None:
         process = adopted
@@ -139,16 +132,7 @@ def readopted_pane(
         process = ChildProcess(record.pid)
         process.returncode = record.exit_status if not record.running else EXIT_STATUS_UNKNOWN
         record = record.model_copy(update={"running": False, "exit_status": process.returncode})
-    record = record.model_copy(update={"spawned_by": None, "used_by_others": False})
-    return _pane(
-        record,
-        process,
-        settings=settings,
-        loop=loop,
-        observer=observer,
-        local_hosts=local_hosts,
-        resurrection=resurrection,
-    )
+    return record.model_copy(update={"spawned_by": None, "used_by_others": False}), process
 
 
 def forget(record: PaneRecord) -> None:

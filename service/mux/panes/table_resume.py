@@ -5,7 +5,7 @@ terminals again; their exits are watched once every observer is in place
 (`PaneTable.start_watching_exits`). After an upgrade, the programs of panes
 closed within their grace period are still reaped; after a crash they are
 no longer our children, and their panes' programs are re-adopted
-(pane_handover.readopted_pane).
+(pane_handover.readopted).
 """
 
 import functools
@@ -13,7 +13,7 @@ import logging
 
 from mux.panes.handover import TableRecord
 from mux.panes.ids import IdSpace
-from mux.panes.pane_handover import forget, readopted_pane, resumed_pane
+from mux.panes.pane_handover import forget, resumed_pane
 from mux.panes.process import ChildProcess
 from mux.panes.table import PaneTable
 
@@ -27,24 +27,23 @@ def resume_into(table: PaneTable, record: TableRecord, *, after_crash: bool = Fa
     was in no scope of its own, so it ended with muxd): not re-adopted, they are
     for the snapshot to restore."""
     table.ids = IdSpace.restored(bytes.fromhex(record.token), record.next_pane, record.next_window)
-    make = readopted_pane if after_crash else resumed_pane
     not_kept = []
     for saved in record.panes:
         if after_crash and saved.running and saved.master_fd is None:
             not_kept.append(saved.id)
             forget(saved)
             continue
-        pane = make(
+        pane = resumed_pane(
             saved,
             settings=table.settings,
             loop=table.loop,
             observer=table,
             local_hosts=table.local_hosts,
             resurrection=table.resurrection,
+            after_crash=after_crash,
         )
         table.adopt_resumed(pane)
-    if after_crash:
-        return not_kept
+    # Empty after a crash (mux.lifecycle.readoption): those are no longer our children.
     for pid in record.reap:
         table.exits.watch_later(ChildProcess(pid), functools.partial(_log_reaped, pid))
     return not_kept
