@@ -27,35 +27,20 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from dbus_fast import Message
 from dbus_fast.aio import MessageBus
 from tests.harness import temp_root
 from tests.systemd.conftest import UserSystemd, _why_not
 
 from common import call, connect, median, print_table, spawn
-from mux.protocol.names import BUS_NAME
+from muxctl.client import name_has_owner
 
 GOAL_SECONDS = 1.0
-
-
-async def _owned(bus: MessageBus) -> bool:
-    reply = await bus.call(
-        Message(
-            destination="org.freedesktop.DBus",
-            path="/org/freedesktop/DBus",
-            interface="org.freedesktop.DBus",
-            member="NameHasOwner",
-            signature="s",
-            body=[BUS_NAME],
-        )
-    )
-    return bool(reply is not None and reply.body and reply.body[0])
 
 
 async def _answered(bus: MessageBus, panes: int, pids: set[int] | None) -> float:
     """Wait for the name, then for a ListPanes with every pane running; when."""
     while True:
-        if await _owned(bus):
+        if await name_has_owner(bus):
             try:
                 (entries,) = await call(bus, "ListPanes")
             except RuntimeError:  # the killed muxd's name, not yet released
@@ -65,11 +50,6 @@ async def _answered(bus: MessageBus, panes: int, pids: set[int] | None) -> float
             if len(running) == panes and (pids is None or running == pids):
                 return time.monotonic()
         await asyncio.sleep(0.005)
-
-
-def _in_scope(pid: int) -> bool:
-    with open(f"/proc/{pid}/cgroup") as f:
-        return "/mux-pane-" in f.read()
 
 
 def _started_at(sd: UserSystemd) -> float:
@@ -86,9 +66,10 @@ async def one_case(sd: UserSystemd, panes: int, runs: int) -> dict[str, list[flo
         for _ in range(runs):
             (entries,) = await call(bus, "ListPanes")
             pids = {int(e["pid"].value) for e in entries}
-            # Each program is moved into its scope just after it starts: a kill
-            # before that would take it along with mux.service's cgroup.
-            while not all(map(_in_scope, pids)):
+            # Each program is moved into its scope just after it starts, and its
+            # terminal (and endpoint) kept then: a kill before that would take it
+            # along with mux.service's cgroup. Two fds per pane, two record slots.
+            while sd.show("mux.service", "NFileDescriptorStore") != str(2 * panes + 2):
                 await asyncio.sleep(0.01)
             old = sd.main_pid()
             killed = time.monotonic()

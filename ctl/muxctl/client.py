@@ -112,7 +112,8 @@ async def _connect_bus(choice: BusChoice) -> MessageBus:
         raise CtlError(f"cannot connect to the {choice.kind} bus ({choice.address}): {e}") from None
 
 
-async def _name_has_owner(bus: MessageBus) -> bool:
+async def name_has_owner(bus: MessageBus) -> bool:
+    """Whether org.mux.Mux1 is owned: asks the bus daemon, never activates mux."""
     reply = await bus.call(
         Message(
             destination="org.freedesktop.DBus",
@@ -287,7 +288,7 @@ async def connect(*, autostart: bool = True, environ: dict[str, str] | None = No
     if starter is None and holder_alive(paths):
         # A muxd runs but is off its bus (reconnecting, or still starting): it comes
         # back by itself; neither activation nor a second muxd.
-        if await _wait_for(lambda: _name_has_owner(bus)):
+        if await _wait_for(lambda: name_has_owner(bus)):
             return client
         client.close()
         raise CtlError(RECONNECTING)
@@ -304,7 +305,7 @@ async def connect(*, autostart: bool = True, environ: dict[str, str] | None = No
             )
         starter = Starter(paths)
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
-    while not await _name_has_owner(bus):
+    while not await name_has_owner(bus):
         try:
             starter.check_alive()
         except CtlError:

@@ -40,8 +40,8 @@ ABSENT = frozenset(
 )
 STOP_SECONDS = 10.0
 # How long after StartTransientUnit's answer the program is looked for in its scope.
-SETTLE_SECONDS = 0.1
-CONFIRM_TRIES = 50
+SETTLE_SECONDS = 0.02
+CONFIRM_TRIES = 250
 
 
 def in_own_scope(pid: int) -> bool:
