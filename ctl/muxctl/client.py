@@ -265,12 +265,17 @@ async def connect(*, autostart: bool = True, environ: dict[str, str] | None = No
     if choice.kind is BusKind.PRIVATE and not socket_answers(paths.private_bus):
         if not autostart:
             raise NotRunning("mux is not running (no bus answers)")
-        starter = Starter(paths)
+        # A listening attach socket with no muxd is mux.socket's: connecting (done by
+        # asking) has systemd start mux.service, which starts the private bus.
+        activated = socket_answers(paths.attach_socket) and not holder_alive(paths)
+        starter = None if activated else Starter(paths)
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
         while not socket_answers(paths.private_bus):
-            starter.check_alive()
+            if starter is not None:
+                starter.check_alive()
             if time.monotonic() > deadline:
-                raise CtlError("muxd did not start its bus within 15 seconds")
+                how = " (started by mux.socket: see systemctl --user status mux)"
+                raise CtlError(f"muxd did not start its bus within 15 seconds{how * activated}")
             await asyncio.sleep(POLL_SECONDS)
 
     try:

@@ -38,6 +38,7 @@ from mux.lifecycle.readoption import (
     CRASH_HISTORY_BYTES,
     crash_record,
     drop_leftovers,
+    end_hung_up,
     readopted_state,
 )
 from mux.lifecycle.session_keeper import SessionKeeper
@@ -126,7 +127,7 @@ class Daemon:
             _remove_launch_directories(self.paths)
         checkpoints = CheckpointStore(self.paths.checkpoints)
         table = self._make_table(loop, resume, checkpoints)
-        drop_leftovers(self._inherited, self.supervisor)
+        hung_up = drop_leftovers(self._inherited, self.supervisor)
         table.start()
         attach.serve(loop, table)
         # The status line reads the parts made below, once they exist.
@@ -158,6 +159,7 @@ class Daemon:
         # After a crash, the snapshot restores only what the fd store did not keep.
         saved = keeper.load() if resume is None or self._not_readopted else None
         if saved is not None:
+            await end_hung_up(saved, hung_up, self.settings.kill_grace_seconds)
             keeper.restore(saved, self.supervisor, only=self._not_readopted or None)
         keeper.start_saving(loop, saved if resume is None else None)
         table.add_observer(TableChanges(keeper, status))
@@ -186,6 +188,7 @@ class Daemon:
         fd_store.start(list(table), attach.inherited, self._record_slots)
         table.add_observer(fd_store)
         await control.connect(MuxdService(keeper, upgrader))
+        await scopes.stop_strays()
         await scopes.place_missing(list(table))
         table.start_watching_exits()
         self._handle_signals(loop)

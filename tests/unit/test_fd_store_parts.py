@@ -10,6 +10,7 @@ from pathlib import Path
 from mux.panes.process import ForeignProcess
 from mux.protocol.names import EXIT_STATUS_UNKNOWN
 from mux.system import proctree
+from mux.system.listen_fds import pane_endpoint, pane_terminal, record_slot, terminal_of
 from mux.system.notify import Supervisor
 from mux.system.record_slots import RecordSlots, read_latest
 
@@ -78,6 +79,12 @@ def test_listen_fds_are_sorted_by_name() -> None:
     first, second = result.stdout.splitlines()
     assert first == "[(3, 'mux.socket')] [('kept-pane-1', [4]), ('kept-x', [5])] False"
     assert second == "4 None {'kept-x': [5]}"
+
+
+def test_a_stored_terminal_names_its_pane() -> None:
+    assert terminal_of(pane_terminal(17)) == 17
+    for other in (pane_endpoint(17), record_slot("a"), "kept-pane-", "kept-pane-x", "mux.socket"):
+        assert terminal_of(other) is None
 
 
 def test_a_foreign_process_is_the_same_one_or_none() -> None:

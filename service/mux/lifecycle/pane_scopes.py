@@ -12,7 +12,8 @@ is logged once.
 The scope is made after the program started (a scope needs a process): what
 the program forks in the first milliseconds stays in mux.service's cgroup.
 At a clean stop, after the panes are hung up, every scope of this instance
-still there is stopped, which ends whatever a pane left behind.
+still there is stopped, which ends whatever a pane left behind; at start-up,
+the scopes of an earlier instance that nothing re-adopted are stopped too.
 """
 
 import asyncio
@@ -146,19 +147,34 @@ class PaneScopes:
         """Stop every scope of this instance that is still there (a clean stop)."""
         for task in list(self._tasks):
             task.cancel()
+        stopped = await self._stop(lambda name: True, f"mux-pane-*-{self._token()[:8]}.scope")
+        if stopped:
+            log.info("stopped %d pane scopes left behind", stopped)
+
+    async def stop_strays(self) -> None:
+        """Once on the bus: stop the scopes of an earlier instance whose panes this one
+        did not take over (its record was lost, or muxd ran without the fd store).
+        Their terminals are gone and the snapshot restored their panes: what still
+        runs there would run twice, out of any pane's reach."""
+        ours = f"-{self._token()[:8]}.scope"
+        stopped = await self._stop(lambda name: not name.endswith(ours), "mux-pane-*.scope")
+        if stopped:
+            log.warning(
+                "stopped %d pane scopes of an earlier muxd that no pane came back to", stopped
+            )
+
+    async def _stop(self, chosen: Callable[[str], bool], pattern: str) -> int:
         bus = self._bus()
         if bus is None or self._absent:
-            return
-        pattern = f"mux-pane-*-{self._token()[:8]}.scope"
+            return 0
         listed = await self._call(bus, "ListUnitsByPatterns", "asas", [[], [pattern]])
         if listed is None or listed.message_type is MessageType.ERROR:
-            return
-        names = [str(unit[0]) for unit in listed.body[0]]
+            return 0
+        names = [str(unit[0]) for unit in listed.body[0] if chosen(str(unit[0]))]
         await asyncio.gather(
             *(self._call(bus, "StopUnit", "ss", [name, "replace"]) for name in names)
         )
-        if names:
-            log.info("stopped %d pane scopes left behind", len(names))
+        return len(names)
 
     async def _call(
         self, bus: MessageBus, member: str, signature: str, body: list[object]

@@ -22,6 +22,13 @@ def pane_terminal(pane_id: int) -> str:
     return f"{KEPT}pane-{pane_id}"
 
 
+def terminal_of(name: str) -> int | None:
+    """The pane whose terminal `name` is (`pane_terminal`'s inverse); None if it is not one."""
+    prefix = pane_terminal(0)[:-1]
+    number = name[len(prefix) :] if name.startswith(prefix) else ""
+    return int(number) if number.isdecimal() else None
+
+
 def pane_endpoint(pane_id: int) -> str:
     return f"{KEPT}endpoint-{pane_id}"
 
