@@ -103,8 +103,12 @@ class Service:
         bus_address: str | None,
         config: str | None = None,
         extra_env: dict[str, str] | None = None,
+        argv_prefix: Sequence[str] = (),
     ) -> None:
+        """`argv_prefix`: runs muxd through it, which must exec in place (e.g. nsenter
+        into a network namespace)."""
         self.root = root
+        self.argv_prefix = list(argv_prefix)
         self.home = root / "home"
         self.xdg_runtime = root / "run"
         self.runtime = self.xdg_runtime / "mux"
@@ -138,7 +142,7 @@ class Service:
         log = open(self.log_path, "ab")  # noqa: SIM115
         self._log_start = log.tell()  # readiness is looked for in this run's lines
         self.process = subprocess.Popen(
-            muxd_argv(),
+            [*self.argv_prefix, *muxd_argv()],
             env=self.env,
             stdin=subprocess.DEVNULL,
             stdout=log,

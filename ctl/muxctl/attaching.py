@@ -145,12 +145,23 @@ class AttachClient:
         self._keys_open = True
         self._detaching_since: float | None = None
         self._reconnect_until: float | None = None
+        self._opened = False  # on a connection OpenAttach made: nothing to reconnect to
         self._notes: list[str] = []  # refusals, shown after the terminal is back
 
     # -- connection ---------------------------------------------------------------
 
-    def connect(self) -> None:
-        """Connect and ask for the pane; CtlError when nothing listens."""
+    def connect(self, opened: socket.socket | None = None) -> None:
+        """Connect and ask for the pane; CtlError when nothing listens. `opened`: a
+        connection OpenAttach made, already attached (a host's pane, through the hub):
+        used as it is, and never reconnected (an upgrade there ends the attach)."""
+        if opened is not None:
+            self._opened = True
+            opened.setblocking(False)
+            self._sock = opened
+            self._conversation = ClientConversation(opened_attached=True)
+            self._to_service = _Outgoing()
+            self._say(self._resize_frame())
+            return
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             sock.connect(str(self._path))
@@ -381,7 +392,7 @@ class AttachClient:
         return None
 
     def _error(self, error: proto.Error) -> Outcome | None:
-        if error.code == SERVICE_UPGRADING:
+        if error.code == SERVICE_UPGRADING and not self._opened:
             # Also covers a connection the old muxd accepted just before its exec.
             self._reconnect_until = time.monotonic() + RECONNECT_TIMEOUT_SECONDS
             return None

@@ -54,6 +54,8 @@ class MuxClient:
     def __init__(self, bus: MessageBus, choice: BusChoice) -> None:
         self.bus = bus
         self.choice = choice
+        # Where Manager calls go: the root object, or a host's (muxctl --host).
+        self.manager_path = ROOT_PATH
 
     async def call(
         self,
@@ -62,15 +64,16 @@ class MuxClient:
         body: list[Any] | None = None,
         *,
         interface: str = MANAGER_INTERFACE,
-        path: str = ROOT_PATH,
+        path: str | None = None,
         destination: str = BUS_NAME,
     ) -> list[Any]:
-        """Call `member`; a Manager method's signature comes from MANAGER_METHODS (a
-        signature given for one must be the same), any other method's is `signature`."""
+        """Call `member` (on `manager_path` unless `path` is given); a Manager method's
+        signature comes from MANAGER_METHODS (a signature given for one must be the
+        same), any other method's is `signature`."""
         reply = await self.bus.call(
             Message(
                 destination=destination,
-                path=path,
+                path=path if path is not None else self.manager_path,
                 interface=interface,
                 member=member,
                 signature=_call_signature(interface, member, signature),
@@ -82,6 +85,28 @@ class MuxClient:
             text = str(reply.body[0]) if reply.body else (reply.error_name or "error")
             raise RemoteError(reply.error_name or "org.freedesktop.DBus.Error.Failed", text)
         return list(reply.body)
+
+    async def open_attach(self, pane_id: int) -> int:
+        """OpenAttach: the fd of a connection already attached to the pane, now ours."""
+        reply = await self.bus.call(
+            Message(
+                destination=BUS_NAME,
+                path=self.manager_path,
+                interface=MANAGER_INTERFACE,
+                member="OpenAttach",
+                signature="t",
+                body=[pane_id],
+            )
+        )
+        assert reply is not None
+        if reply.message_type is MessageType.ERROR:
+            text = str(reply.body[0]) if reply.body else (reply.error_name or "error")
+            raise RemoteError(reply.error_name or "org.freedesktop.DBus.Error.Failed", text)
+        if not reply.unix_fds:
+            raise CtlError("this bus cannot pass file descriptors: no attach through the hub")
+        for extra in reply.unix_fds[1:]:
+            os.close(extra)
+        return int(reply.unix_fds[0])
 
     async def get_property(self, name: str, interface: str = MANAGER_INTERFACE) -> Any:
         (variant,) = await self.call(
@@ -104,10 +129,16 @@ def _call_signature(interface: str, member: str, given: str | None) -> str:
 
 
 async def _connect_bus(choice: BusChoice) -> MessageBus:
+    from dbus_fast.errors import AuthError
+
     from mux.system.dbus_adapter import tolerate_full_socket
 
     try:
-        return tolerate_full_socket(await MessageBus(bus_address=choice.address).connect())
+        try:  # fds, for OpenAttach (attach --host); a bus that cannot pass them serves the rest
+            bus = MessageBus(bus_address=choice.address, negotiate_unix_fd=True)
+            return tolerate_full_socket(await bus.connect())
+        except AuthError:
+            return tolerate_full_socket(await MessageBus(bus_address=choice.address).connect())
     except Exception as e:  # dbus-fast raises OSError, AuthError, ValueError...
         raise CtlError(f"cannot connect to the {choice.kind} bus ({choice.address}): {e}") from None
 

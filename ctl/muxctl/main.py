@@ -9,7 +9,7 @@ import sys
 
 from muxctl.commands import COMMANDS
 from muxctl.commands.command import LocalCommand, ServiceCommand
-from muxctl.errors import EXIT_FAILURE, CtlError, NotRunning
+from muxctl.errors import EXIT_FAILURE, EXIT_USAGE, CtlError, NotRunning
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,6 +21,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", default=False, help="print JSON")
     parser.add_argument(
         "--no-start", action="store_true", help="do not start muxd when it is not running"
+    )
+    parser.add_argument(
+        "--host",
+        metavar="NAME",
+        help="act on the panes of that host, through this mux (muxctl hosts lists them)",
     )
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
     for command in COMMANDS:
@@ -41,16 +46,38 @@ async def _run(command: ServiceCommand, args: argparse.Namespace) -> int:
         if args.no_start:
             e.message += "; --no-start was given, so muxctl did not start it"
         raise
+    if args.host is not None:
+        from mux.protocol.names import host_path
+
+        client.manager_path = host_path(args.host)
     try:
         return await command.run(args, client)
     finally:
         client.close()
 
 
+# The verbs that act on panes, and so on a host's panes with --host (docs/muxctl.md#hosts).
+HOST_VERBS = ("ls", "spawn", "kill", "kill-if", "signal", "send", "capture", "attach", "new")
+
+
+def _check_host(name: str, command: ServiceCommand | LocalCommand) -> None:
+    from mux.protocol.errors import InvalidArgument
+    from mux.protocol.hosts import check_host_name
+
+    if command.name not in HOST_VERBS:
+        raise CtlError(f"--host goes with a pane verb ({', '.join(HOST_VERBS)})", EXIT_USAGE)
+    try:
+        check_host_name(name)
+    except InvalidArgument as e:
+        raise CtlError(e.message, EXIT_USAGE) from None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     command: ServiceCommand | LocalCommand = args.command_entry
     try:
+        if args.host is not None:
+            _check_host(args.host, command)
         if command.check is not None:
             command.check(args)  # a usage error must not start muxd
         if isinstance(command, LocalCommand):

@@ -5,11 +5,12 @@ and the field, never as a traceback.
 """
 
 import os
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -22,6 +23,20 @@ ENV_PREFIX = "MUX_"
 
 class ConfigError(Exception):
     pass
+
+
+class HostSettings(BaseModel):
+    """`[hosts.NAME]`: a satellite this mux drives over ssh (docs/federation.md)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    destination: str = Field(min_length=1, description="user@host, or an ssh alias")
+    muxctl: str = Field(
+        default="muxctl", min_length=1, description="the command that runs muxctl there"
+    )
+
+
+HOST_NAME_PATTERN = "^[A-Za-z0-9_]{1,64}$"
 
 
 class Settings(BaseSettings):
@@ -73,6 +88,22 @@ class Settings(BaseSettings):
         default=5.0, gt=0, le=300, description="how long a peer may take to say hello"
     )
     log_level: str = Field(default="INFO", pattern="^(DEBUG|INFO|WARNING|ERROR)$")
+    ssh_command: list[str] = Field(
+        default_factory=lambda: ["ssh"],
+        min_length=1,
+        description='the ssh client a hub runs, an argv prefix (e.g. ["ssh", "-F", "cfg"])',
+    )
+    hosts: dict[str, HostSettings] = Field(
+        default_factory=dict, description="[hosts.NAME] tables: the satellites of this hub"
+    )
+
+    @field_validator("hosts")
+    @classmethod
+    def _host_names(cls, hosts: dict[str, HostSettings]) -> dict[str, HostSettings]:
+        for name in hosts:
+            if not re.fullmatch(HOST_NAME_PATTERN, name):
+                raise ValueError(f"host name {name!r}: use 1 to 64 letters, digits or '_'")
+        return hosts
 
 
 def _sources_for(config_file: Path) -> type[Settings]:

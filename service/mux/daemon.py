@@ -30,6 +30,8 @@ from typing import IO
 
 from mux import __version__
 from mux.config import ConfigError, Settings, load_settings
+from mux.federation.hub import Hub
+from mux.federation.ledger import relayed_ledger
 from mux.lifecycle.attach_plane import AttachPlane
 from mux.lifecycle.control_plane import ControlPlane
 from mux.lifecycle.fd_store import FdStore
@@ -139,6 +141,7 @@ class Daemon:
             attach.hub,
             private_bus_pid=resume.private_bus_pid if resume is not None else None,
             status_changed=status.changed,
+            hub=_hub(self.settings, self.paths, resume),
         )
         control.choose_bus()
         keeper = SessionKeeper(
@@ -190,6 +193,7 @@ class Daemon:
         await control.connect(MuxdService(keeper, upgrader))
         await scopes.stop_strays()
         await scopes.place_missing(list(table))
+        control.dial_hosts()
         table.start_watching_exits()
         self._handle_signals(loop)
         self.supervisor.ready(status.line())
@@ -211,6 +215,7 @@ class Daemon:
         await scopes.stop_all()
         fd_store.stop()
         self.supervisor.stop_watchdog()
+        await control.close_hosts()
         control.disconnect()
         control.stop_private_bus()
         return self._exit_status
@@ -246,6 +251,13 @@ class Daemon:
     def _fail(self) -> None:
         self._exit_status = 1
         self._stopping.set()
+
+
+def _hub(settings: Settings, paths: Paths, resume: Handover | None) -> Hub:
+    """The hosts this mux drives; after an upgrade, with the same id and ledger."""
+    if resume is None or not resume.hub_id:
+        return Hub(settings, paths)
+    return Hub(settings, paths, resume.hub_id, relayed_ledger(resume.relayed))
 
 
 def _inherited_attach(resume: Handover | None) -> tuple[int, str | None] | None:

@@ -10,7 +10,7 @@ from dbus_fast.aio import MessageBus
 from dbus_fast.annotations import DBusSignature
 from dbus_fast.service import ServiceInterface, dbus_method
 
-from mux.dbus.caller import current_caller, note_sender
+from mux.dbus.caller import CallerNotes, current_caller
 from tests.harness import DEFAULT_TIMEOUT, DBusDaemon
 
 PATH = "/test/caller"
@@ -46,7 +46,7 @@ async def _ask(client: MessageBus, service: str) -> str:
 
 async def _interleaved_calls(address: str) -> tuple[list[str], list[str]]:
     service = await MessageBus(bus_address=address).connect()
-    service.add_message_handler(note_sender)
+    service.add_message_handler(CallerNotes().note_sender)
     interface = WhoIsCalling()
     service.export(PATH, interface)
     clients = [await MessageBus(bus_address=address).connect() for _ in range(2)]

@@ -15,6 +15,7 @@ from typing import Any, cast
 from dbus_fast import Message
 from dbus_fast.aio import MessageBus
 
+from mux.dbus.caller import CallerNotes
 from mux.dbus.connection import prepare_connection
 from mux.dbus.manager_iface import ManagerInterface
 from mux.dbus.publisher import BusPublisher, MuxMessageBus
@@ -86,7 +87,7 @@ def _titles(signals: list[Message], path: str) -> list[str]:
 
 
 async def _publish(address: str, scenario: Callable[..., Any]) -> list[Message]:
-    service = prepare_connection(await MuxMessageBus(bus_address=address).connect())
+    service = prepare_connection(await MuxMessageBus(bus_address=address).connect(), CallerNotes())
     manager = ManagerInterface(cast(Any, None))
     service.export(ROOT_PATH, manager)
     publisher = BusPublisher(service, manager)

@@ -17,6 +17,7 @@ from dbus_fast import Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
 
 from mux.protocol import attach as proto
+from mux.protocol.names import FEATURE_LINKS
 from tests.attach_client import ProtocolClient
 from tests.harness import Service
 
@@ -302,7 +303,7 @@ def test_conditional_kill_can_be_turned_off(tmp_root: Path) -> None:
         features = svc.busctl(
             "get-property", "org.mux.Mux1", "/org/mux/Mux1", "org.mux.Mux1.Manager", "Features"
         ).stdout.split()
-        assert features == ["t", "0"]
+        assert features == ["t", str(FEATURE_LINKS)], "LINKS, not CONDITIONAL_KILL"
         refused = svc.muxctl("kill-if", str(pane))
         assert refused.returncode != 0
         assert "conditional kill is turned off" in refused.stderr

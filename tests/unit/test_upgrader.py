@@ -4,10 +4,12 @@ a real ExitWatcher and real child processes for the new program's check."""
 import asyncio
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
 
+from mux.federation.ledger import HubLedger
 from mux.lifecycle import upgrader as upgrader_module
 from mux.lifecycle.upgrade import CHECK_HANDOVER_FLAG
 from mux.lifecycle.upgrader import Upgrader, UpgradeState
@@ -61,6 +63,7 @@ class FakeKeeper(Recorder):
 
 class FakeControl(Recorder):
     private_bus_pid = None
+    hub = SimpleNamespace(hub_id=bytes(16), ledger=HubLedger())
 
     def __init__(self, calls: list[str], flushed: asyncio.Event) -> None:
         super().__init__(calls, "control")

@@ -8,6 +8,7 @@ from muxctl.commands import (
     attach,
     capture,
     doctor,
+    hosts,
     install,
     kill,
     kill_if,
@@ -21,6 +22,7 @@ from muxctl.commands import (
     status,
     uninstall,
     upgrade,
+    where,
 )
 from muxctl.commands.command import LocalCommand, ServiceCommand
 
@@ -36,6 +38,8 @@ COMMANDS: tuple[ServiceCommand | LocalCommand, ...] = (
     send.COMMAND,
     capture.COMMAND,
     snapshot.COMMAND,
+    hosts.COMMAND,
+    where.COMMAND,
     upgrade.COMMAND,
     install.COMMAND,
     uninstall.COMMAND,

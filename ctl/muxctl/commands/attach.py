@@ -2,6 +2,7 @@
 
 import argparse
 import os
+import socket
 import sys
 from typing import TYPE_CHECKING
 
@@ -40,24 +41,33 @@ def check_terminal(args: argparse.Namespace) -> None:
         )
 
 
-def attach(pane: int, args: argparse.Namespace) -> int:
-    """Attach this terminal to `pane` (0: the last used); returns muxctl's exit status."""
+def attach(pane: int, args: argparse.Namespace, opened: socket.socket | None = None) -> int:
+    """Attach this terminal to `pane` (0: the last used), or run it on `opened`, a
+    connection OpenAttach made (a host's pane); returns muxctl's exit status."""
     from mux.system.paths import resolve_paths
     from muxctl.attaching import AttachClient
 
     client = AttachClient(resolve_paths().attach_socket, pane, args.detach_bytes)
-    client.connect()
+    client.connect(opened)
     outcome = client.run()
     # On a line of its own, below whatever the pane left on the screen.
     print("\n" + outcome.message, file=sys.stderr if outcome.to_stderr else sys.stdout)
     return outcome.exit_status
 
 
+async def open_attached(client: "MuxClient", pane: int) -> socket.socket:
+    """A host's pane (muxctl --host): OpenAttach on the host's object, through the hub."""
+    if pane == 0:
+        raise CtlError("attach --host needs a pane id", EXIT_USAGE)
+    return socket.socket(fileno=await client.open_attach(pane))
+
+
 async def run(args: argparse.Namespace, client: "MuxClient") -> int:
     # The D-Bus connection made sure mux runs (starting it if need be); the
     # terminal's traffic goes over the attach socket.
+    opened = await open_attached(client, args.id) if args.host is not None else None
     client.close()
-    return attach(args.id, args)
+    return attach(args.id, args, opened)
 
 
 COMMAND = ServiceCommand(

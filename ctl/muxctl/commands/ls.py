@@ -2,6 +2,7 @@
 
 import argparse
 import shlex
+import sys
 from typing import TYPE_CHECKING, Any
 
 from mux.protocol.names import EXIT_STATUS_UNKNOWN
@@ -26,17 +27,58 @@ def _command(pane: dict[str, Any]) -> str:
     return shlex.join(pane["argv"])
 
 
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--all-hosts",
+        action="store_true",
+        help="also list the panes of every host this mux drives (a HOST column)",
+    )
+
+
+async def _panes(client: "MuxClient", path: str | None = None) -> list[dict[str, Any]]:
+    (entries,) = await client.call("ListPanes", path=path)
+    return sorted((unwrap(e) for e in entries), key=lambda p: p["id"])
+
+
+async def _every_host(client: "MuxClient") -> tuple[list[dict[str, Any]], list[str]]:
+    """This mux's panes (host ""), then each up host's; and what could not be listed."""
+    from mux.protocol.names import ROOT_PATH, host_path
+    from muxctl.errors import RemoteError
+
+    panes = [{**p, "host": ""} for p in await _panes(client, ROOT_PATH)]
+    (hosts,) = await client.call("ListHosts", path=ROOT_PATH)
+    missing = []
+    for host in sorted((unwrap(h) for h in hosts), key=lambda h: h["name"]):
+        if host["state"] != "up":
+            missing.append(f"{host['name']}: {host['state']}")
+            continue
+        try:
+            panes += [
+                {**p, "host": host["name"]} for p in await _panes(client, host_path(host["name"]))
+            ]
+        except RemoteError as e:
+            missing.append(f"{host['name']}: {e.message}")
+    return panes, missing
+
+
 async def run(args: argparse.Namespace, client: "MuxClient") -> int:
-    (entries,) = await client.call("ListPanes")
-    panes = sorted((unwrap(e) for e in entries), key=lambda p: p["id"])
+    missing: list[str] = []
+    if args.all_hosts:
+        panes, missing = await _every_host(client)
+    else:
+        panes = await _panes(client)
+    for why in missing:
+        print(f"muxctl: not listed: {why}", file=sys.stderr)
     if args.json:
         print_json(panes)
         return 0
     rows = []
     for p in panes:
         state = _state(p)
+        host = [p["host"] or "-"] if args.all_hosts else []
         rows.append(
             [
+                *host,
                 str(p["id"]),
                 str(p["window"]),
                 str(p["pid"]),
@@ -47,8 +89,9 @@ async def run(args: argparse.Namespace, client: "MuxClient") -> int:
                 _command(p),
             ]
         )
-    print_table(["ID", "WIN", "PID", "STATE", "SIZE", "TITLE", "CWD", "COMMAND"], rows)
+    headers = ["ID", "WIN", "PID", "STATE", "SIZE", "TITLE", "CWD", "COMMAND"]
+    print_table(["HOST", *headers] if args.all_hosts else headers, rows)
     return 0
 
 
-COMMAND = ServiceCommand(name="ls", help="list panes", run=run)
+COMMAND = ServiceCommand(name="ls", help="list panes", add_arguments=add_arguments, run=run)

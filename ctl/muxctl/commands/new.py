@@ -29,8 +29,9 @@ def check(args: argparse.Namespace) -> None:
 
 async def run(args: argparse.Namespace, client: "MuxClient") -> int:
     pane_id, _instance, _path = await client.call("Spawn", body=[args.options])
+    opened = await attach.open_attached(client, pane_id) if args.host is not None else None
     client.close()
-    return attach.attach(pane_id, args)
+    return attach.attach(pane_id, args, opened)
 
 
 COMMAND = ServiceCommand(

@@ -16,7 +16,7 @@ from dbus_fast.service import ServiceInterface, dbus_method, dbus_property, dbus
 from dbus_fast.signature import get_signature_tree
 
 from mux import __version__
-from mux.dbus.caller import current_caller
+from mux.dbus.caller import CallerNotes, current_caller, current_sender
 from mux.dbus.errors import replies_with_dbus_errors
 from mux.dbus.pane_iface import list_entry
 from mux.dbus.service import ManagerService
@@ -24,12 +24,19 @@ from mux.panes.pane import Pane
 from mux.panes.table import PaneTable
 from mux.protocol.dbus_methods import MANAGER_METHODS
 from mux.protocol.errors import NotSupported
-from mux.protocol.names import FEATURE_CONDITIONAL_KILL, MANAGER_INTERFACE, pane_path
+from mux.protocol.hosts import parse_add_host
+from mux.protocol.names import (
+    FEATURE_CONDITIONAL_KILL,
+    FEATURE_LINKS,
+    MANAGER_INTERFACE,
+    pane_path,
+)
 from mux.protocol.signals import parse_signal
 from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS, check_size, parse_spawn_options
 
 if TYPE_CHECKING:
     from mux.attach.hub import AttachHub
+    from mux.federation.hub import Hub
 
 # Signatures of the properties and signals (the methods': MANAGER_METHODS).
 T = Annotated[int, DBusSignature("t")]
@@ -69,11 +76,17 @@ class ManagerInterface(ServiceInterface):
         service: ManagerService | None = None,
         attach: "AttachHub | None" = None,
         hand_over_fd: Callable[[int], None] | None = None,
+        callers: CallerNotes | None = None,
+        hub: "Hub | None" = None,
     ) -> None:
         """`service`: snapshots, upgrades and restore problems (None: not available);
-        `hand_over_fd(fd)`: `fd` is in the reply being sent; close it once sent."""
+        `hand_over_fd(fd)`: `fd` is in the reply being sent; close it once sent;
+        `callers`: where RegisterLink notes a hub's connections (None: no links);
+        `hub`: the hosts this mux drives (None: no federation)."""
         super().__init__(MANAGER_INTERFACE)
         self.table = table
+        self._callers = callers
+        self._hub = hub
         self._service = service
         self._attach = attach
         self._hand_over_fd = hand_over_fd
@@ -94,7 +107,8 @@ class ManagerInterface(ServiceInterface):
 
     @dbus_property(access=PropertyAccess.READ)
     def Features(self) -> T:
-        return FEATURE_CONDITIONAL_KILL if self.table.settings.conditional_kill else 0
+        links = FEATURE_LINKS if self._callers is not None else 0
+        return links | (FEATURE_CONDITIONAL_KILL if self.table.settings.conditional_kill else 0)
 
     # -- signals --------------------------------------------------------------
 
@@ -107,6 +121,12 @@ class ManagerInterface(ServiceInterface):
     @dbus_signal()
     def SnapshotSaved(self, generation: int) -> T:
         return generation
+
+    @dbus_signal()
+    def HostStateChanged(
+        self, name: str, state: str
+    ) -> Annotated[tuple[str, str], DBusSignature("ss")]:
+        return (name, state)
 
     # -- methods --------------------------------------------------------------
 
@@ -204,6 +224,47 @@ class ManagerInterface(ServiceInterface):
         if self._service is None:
             raise NotSupported("snapshots are not available in this muxd")
         return await self._service.snapshot()
+
+    @manager_method
+    @replies_with_dbus_errors
+    def RegisterLink(self, hub_id: bytes) -> None:
+        """The calling connection speaks for that hub from now on (docs/federation.md#links)."""
+        sender = current_sender()
+        if self._callers is None or sender is None:
+            raise NotSupported("this muxd does not take links from a hub")
+        self._callers.register_link(sender, bytes(hub_id))
+
+    # -- federation: the hub's hosts (docs/federation.md#hosts) -------------------
+
+    def _the_hub(self) -> "Hub":
+        if self._hub is None:
+            raise NotSupported("this muxd drives no other hosts")
+        return self._hub
+
+    @manager_method
+    @replies_with_dbus_errors
+    def AddHost(self, name: str, options: dict[str, Variant]) -> None:
+        parsed = parse_add_host({key: (v.signature, v.value) for key, v in options.items()})
+        self._the_hub().add(name, parsed.destination)
+
+    @manager_method
+    @replies_with_dbus_errors
+    async def RemoveHost(self, name: str) -> None:
+        await self._the_hub().remove(name)
+
+    @manager_method
+    @replies_with_dbus_errors
+    def ListHosts(self) -> list[dict[str, Variant]]:
+        return [
+            {
+                "name": Variant("s", entry.name),
+                "destination": Variant("s", entry.destination),
+                "state": Variant("s", str(entry.state)),
+                "features": Variant("t", entry.features),
+                "last_error": Variant("s", entry.last_error),
+            }
+            for entry in self._the_hub().entries()
+        ]
 
     @manager_method
     @replies_with_dbus_errors

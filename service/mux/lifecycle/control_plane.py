@@ -18,20 +18,25 @@ and goes on serving.
 import asyncio
 import contextlib
 import logging
-import os
-import signal
-import time
 from collections.abc import Callable
 from typing import Any
 
 from dbus_fast import AuthError, Message, NameFlag, RequestNameReply
 
 from mux.attach.hub import AttachHub
+from mux.dbus.caller import CallerNotes
 from mux.dbus.connection import prepare_connection
 from mux.dbus.manager_iface import ManagerInterface
 from mux.dbus.publisher import BusPublisher, MuxMessageBus
 from mux.dbus.service import ManagerService
-from mux.lifecycle.private_bus import START_TIMEOUT_SECONDS, PrivateBusError, start_private_bus
+from mux.federation.hub import Hub
+from mux.lifecycle.host_objects import HostObjects
+from mux.lifecycle.private_bus import (
+    START_TIMEOUT_SECONDS,
+    PrivateBusError,
+    start_private_bus,
+    stop_private_bus,
+)
 from mux.lifecycle.startup import StartupError
 from mux.panes.exits import Reapable
 from mux.panes.process import ChildProcess
@@ -45,7 +50,6 @@ from mux.system.paths import Paths
 log = logging.getLogger(__name__)
 
 # How long the private dbus-daemon may take to go at stop before it is killed.
-PRIVATE_BUS_STOP_SECONDS = 5.0
 # After losing the bus: the first retry, doubling up to the last (a local bus
 # daemon restarts in milliseconds; a restarting user session takes seconds).
 RECONNECT_FIRST_SECONDS = 0.1
@@ -61,10 +65,12 @@ class ControlPlane:
         attach: AttachHub | None,
         *,
         private_bus_pid: int | None,
+        hub: Hub,
         status_changed: Callable[[], None] = lambda: None,
     ) -> None:
         """`private_bus_pid`: mux's own dbus-daemon, started by the muxd this one replaced
-        in an upgrade (still our child); `status_changed()`: the outage began or ended."""
+        in an upgrade (still our child); `status_changed()`: the outage began or ended;
+        `hub`: the other hosts this mux drives."""
         self._paths = paths
         self._supervisor = supervisor
         self._table = table
@@ -79,6 +85,9 @@ class ControlPlane:
         self._manager: ManagerInterface | None = None
         self._service: ManagerService | None = None
         self._closed_on_purpose: MuxMessageBus | None = None
+        self._callers = CallerNotes()
+        self.hub = hub
+        self._hosts = HostObjects(hub)
         self._reconnected = asyncio.Event()
         self._status_changed = status_changed
         # Why the bus is gone while mux waits for it ("" while connected).
@@ -129,18 +138,23 @@ class ControlPlane:
             bus = await self._connect_bus(negotiate_unix_fd=False)
             passes_fds = False
             log.warning("the %s bus cannot pass file descriptors: no OpenAttach", self.bus_kind)
-        prepare_connection(bus)
+        prepare_connection(bus, self._callers)
         manager = ManagerInterface(
             self._table,
             service=service,
             attach=self._attach,
             hand_over_fd=(lambda fd: close_after_sending(bus, fd)) if passes_fds else None,
+            callers=self._callers,
+            hub=self.hub,
         )
         bus.export(ROOT_PATH, manager)
         publisher = BusPublisher(bus, manager)
         for pane in self._table:
             publisher.pane_added(pane)
         self._table.replace_observer(BusPublisher, publisher)
+        self._hosts.connected(
+            bus, manager, (lambda fd: close_after_sending(bus, fd)) if passes_fds else None
+        )
         reply = await bus.request_name(BUS_NAME, NameFlag.DO_NOT_QUEUE)
         if reply not in (RequestNameReply.PRIMARY_OWNER, RequestNameReply.ALREADY_OWNER):
             bus.disconnect()
@@ -162,6 +176,15 @@ class ControlPlane:
     def snapshot_saved(self, generation: int) -> None:
         if self._manager is not None:
             self._manager.SnapshotSaved(generation)
+
+    # -- the hub's hosts (docs/federation.md) ------------------------------------------
+
+    def dial_hosts(self) -> None:
+        self.hub.start()
+
+    async def close_hosts(self) -> None:
+        """Hang up every host's link (at a stop, before an upgrade's exec)."""
+        await self.hub.close()
 
     # -- serve ------------------------------------------------------------------------
 
@@ -197,6 +220,7 @@ class ControlPlane:
         """Nothing is sent on a lost connection: the panes go on, the bus hears of them
         again once reconnected (every object exported anew)."""
         self._table.remove_observers(BusPublisher)
+        self._hosts.disconnected()
         self._bus = self._manager = None
         self.outage = why
         self._status_changed()
@@ -246,6 +270,7 @@ class ControlPlane:
 
     async def close_for_upgrade(self) -> None:
         """Leave the bus before the exec: the new muxd takes the name."""
+        await self.close_hosts()  # the next muxd dials again, with the same hub id
         bus = self._bus
         if bus is None:
             return
@@ -263,6 +288,7 @@ class ControlPlane:
             await self.connect(self._service)
         finally:
             self._reconnected.set()
+        self.dial_hosts()
 
     # -- stop -------------------------------------------------------------------------
 
@@ -275,21 +301,8 @@ class ControlPlane:
         self._private_bus = None
 
     def stop_private_bus(self) -> None:
-        process = self._private_bus
-        if process is None:
-            return
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(process.pid, signal.SIGTERM)
-        deadline = time.monotonic() + PRIVATE_BUS_STOP_SECONDS
-        while process.poll() is None and time.monotonic() < deadline:
-            time.sleep(0.01)  # shutting down: nothing else left to serve
-        if process.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(process.pid, signal.SIGKILL)
-            with contextlib.suppress(ChildProcessError):
-                os.waitpid(process.pid, 0)
-        with contextlib.suppress(FileNotFoundError):
-            self._paths.private_bus.unlink()
+        if self._private_bus is not None:
+            stop_private_bus(self._private_bus, self._paths.private_bus)
 
 
 def _disconnect_reason(lost: "asyncio.Future[object]") -> str:

@@ -1,13 +1,16 @@
 """mux's own dbus-daemon at `<runtime>/bus`, for machines with no session bus."""
 
+import contextlib
 import logging
 import os
 import select
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
 
+from mux.panes.exits import Reapable
 from mux.protocol.environment import without_service_variables
 from mux.system.busaddr import unix_address
 
@@ -67,3 +70,23 @@ def start_private_bus(socket_path: Path) -> "subprocess.Popen[bytes]":
     os.chmod(socket_path, 0o600)
     log.info("started a private bus at %s (dbus-daemon pid %d)", socket_path, process.pid)
     return process
+
+
+STOP_SECONDS = 5.0
+
+
+def stop_private_bus(process: Reapable, socket_path: Path) -> None:
+    """SIGTERM, a few seconds, SIGKILL; then its socket file goes (muxd is stopping:
+    nothing else is left to serve, so this may block)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(process.pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_SECONDS
+    while process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(process.pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(process.pid, 0)
+    with contextlib.suppress(FileNotFoundError):
+        socket_path.unlink()

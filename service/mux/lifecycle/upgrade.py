@@ -22,6 +22,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from mux.federation.ledger import RelayedRecord
 from mux.panes.exits import ExitWatcher
 from mux.panes.handover import TableRecord
 from mux.protocol.exit_status import EX_CONFIG
@@ -76,6 +77,9 @@ class Handover(BaseModel):
     unrestored: list[KeptPane] = []
     session_problem: str = ""
     saving_disabled: bool = False
+    # The hub's id towards its satellites and the spawns it relayed (docs/federation.md).
+    hub_id: bytes = b""
+    relayed: list[RelayedRecord] = []
 
 
 async def preflight(argv: list[str], exits: ExitWatcher, handover_json: str) -> None:

@@ -139,6 +139,8 @@ class Upgrader:
             ],
             session_problem=self._keeper.session_problem,
             saving_disabled=self._keeper.saving_disabled,
+            hub_id=self._control.hub.hub_id,
+            relayed=self._control.hub.ledger.records(),
         )
 
     def _inherited_fds(self, handover: Handover) -> list[int]:

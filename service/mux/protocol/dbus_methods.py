@@ -27,4 +27,9 @@ MANAGER_METHODS: Final[dict[str, MethodSignature]] = {
     "OpenAttach": MethodSignature("t", "h"),
     "Snapshot": MethodSignature("", "st"),
     "Upgrade": MethodSignature("", ""),
+    # Federation (docs/federation.md): a satellite's, then a hub's.
+    "RegisterLink": MethodSignature("ay", ""),
+    "AddHost": MethodSignature("sa{sv}", ""),
+    "RemoveHost": MethodSignature("s", ""),
+    "ListHosts": MethodSignature("", "aa{sv}"),
 }

@@ -6,12 +6,14 @@ from typing import Final, Literal
 BUS_NAME: Final = "org.mux.Mux1"
 ROOT_PATH: Final = "/org/mux/Mux1"
 PANE_PATH_PREFIX: Final = "/org/mux/Mux1/pane/"
+HOST_PATH_PREFIX: Final = "/org/mux/Mux1/host/"
 MANAGER_INTERFACE: Final = "org.mux.Mux1.Manager"
 PANE_INTERFACE: Final = "org.mux.Mux1.Pane"
 ERROR_PREFIX: Final = "org.mux.Mux1.Error."
 
 # Features bit flags (docs/dbus-api.md).
 FEATURE_CONDITIONAL_KILL: Final = 0x00200000
+FEATURE_LINKS: Final = 0x00400000  # RegisterLink (docs/federation.md#links)
 
 
 # ExitStatus of a pane whose program ended while muxd was not its parent (it
@@ -25,3 +27,7 @@ CwdSource = Literal["launch", "shell", "process"]
 
 def pane_path(pane_id: int) -> str:
     return f"{PANE_PATH_PREFIX}{pane_id}"
+
+
+def host_path(name: str) -> str:
+    return f"{HOST_PATH_PREFIX}{name}"

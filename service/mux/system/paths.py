@@ -54,6 +54,15 @@ class Paths:
     def quarantine(self) -> Path:
         return self.state / "quarantine"
 
+    @property
+    def hosts_file(self) -> Path:
+        """The hosts added with AddHost (docs/federation.md#hosts)."""
+        return self.state / "hosts.json"
+
+    def host_dir(self, name: str) -> Path:
+        """Where a host's link lives: ssh's control socket and the forwarded sockets."""
+        return self.runtime / "hosts" / name
+
 
 def _home(environ: Mapping[str, str]) -> Path:
     home = environ.get("HOME", "")
