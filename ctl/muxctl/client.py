@@ -19,7 +19,13 @@ from dbus_fast.aio import MessageBus
 from mux.protocol.dbus_methods import MANAGER_METHODS
 from mux.protocol.environment import without_service_variables
 from mux.protocol.exit_status import EX_ALREADY_RUNNING
-from mux.protocol.names import BUS_NAME, MANAGER_INTERFACE, ROOT_PATH
+from mux.protocol.names import (
+    BUS_NAME,
+    ERROR_PREFIX,
+    HOST_PATH_PREFIX,
+    MANAGER_INTERFACE,
+    ROOT_PATH,
+)
 from mux.system.busaddr import BusChoice, BusKind, choose_bus, socket_answers
 from mux.system.locks import holder_alive
 from mux.system.muxd_command import muxd_argv
@@ -82,8 +88,7 @@ class MuxClient:
         )
         assert reply is not None
         if reply.message_type is MessageType.ERROR:
-            text = str(reply.body[0]) if reply.body else (reply.error_name or "error")
-            raise RemoteError(reply.error_name or "org.freedesktop.DBus.Error.Failed", text)
+            raise _remote_error(reply, path if path is not None else self.manager_path)
         return list(reply.body)
 
     async def open_attach(self, pane_id: int) -> int:
@@ -100,8 +105,7 @@ class MuxClient:
         )
         assert reply is not None
         if reply.message_type is MessageType.ERROR:
-            text = str(reply.body[0]) if reply.body else (reply.error_name or "error")
-            raise RemoteError(reply.error_name or "org.freedesktop.DBus.Error.Failed", text)
+            raise _remote_error(reply, self.manager_path)
         if not reply.unix_fds:
             raise CtlError("this bus cannot pass file descriptors: no attach through the hub")
         for extra in reply.unix_fds[1:]:
@@ -116,6 +120,24 @@ class MuxClient:
 
     def close(self) -> None:
         self.bus.disconnect()
+
+
+_NO_OBJECT = (
+    "org.freedesktop.DBus.Error.UnknownMethod",
+    "org.freedesktop.DBus.Error.UnknownObject",
+)
+
+
+def _remote_error(reply: Message, path: str) -> RemoteError:
+    """The refusal, named; a host object that is not there is a host that is not."""
+    if reply.error_name in _NO_OBJECT and path.startswith(HOST_PATH_PREFIX):
+        name = path.removeprefix(HOST_PATH_PREFIX)
+        return RemoteError(
+            ERROR_PREFIX + "InvalidArgument",
+            f"there is no host {name!r} (muxctl hosts lists them)",
+        )
+    text = str(reply.body[0]) if reply.body else (reply.error_name or "error")
+    return RemoteError(reply.error_name or "org.freedesktop.DBus.Error.Failed", text)
 
 
 def _call_signature(interface: str, member: str, given: str | None) -> str:

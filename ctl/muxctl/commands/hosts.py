@@ -18,6 +18,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add.add_argument("destination", help="what ssh connects to: user@host or an alias")
     remove = actions.add_parser("rm", help="remove a host (its panes there are untouched)")
     remove.add_argument("name")
+    for action in (add, remove):
+        action.add_argument(
+            "--json", action="store_true", default=argparse.SUPPRESS, help="print JSON"
+        )
 
 
 async def run(args: argparse.Namespace, client: "MuxClient") -> int:

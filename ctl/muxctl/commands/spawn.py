@@ -15,7 +15,9 @@ if TYPE_CHECKING:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--cwd", metavar="DIR", help="working directory (default: the current directory)"
+        "--cwd",
+        metavar="DIR",
+        help="working directory (default: the current directory; with --host, the home there)",
     )
     parser.add_argument("--title", metavar="T", help="pane title")
     parser.add_argument("--window", metavar="W", type=window_id, default=0, help="add to window W")
@@ -72,7 +74,10 @@ def build_options(args: argparse.Namespace) -> dict[str, Any]:
             raise CtlError("give either --shell or a command, not both", EXIT_USAGE)
     if args.shell:
         options["shell"] = Variant("s", args.shell)
-    options["cwd"] = Variant("s", _working_directory(args.cwd))
+    if getattr(args, "host", None) is None:
+        options["cwd"] = Variant("s", _working_directory(args.cwd))
+    elif args.cwd:  # this directory means nothing there: by default, the satellite's
+        options["cwd"] = Variant("s", args.cwd)
     if args.title is not None:
         options["title"] = Variant("s", args.title)
     if args.window:

@@ -35,20 +35,20 @@ class HostManagerInterface(ServiceInterface):
         """`hand_over_fd(fd)`: `fd` is in the reply being sent; close it once sent
         (None: the hub's bus cannot pass fds: no OpenAttach)."""
         super().__init__(MANAGER_INTERFACE)
-        self.name = name
+        self.host_name = name  # not `name`: ServiceInterface's, the interface name
         self._hub = hub
         self._hand_over_fd = hand_over_fd
 
     @property
     def _link(self) -> Link:
-        return self._hub.link(self.name)
+        return self._hub.link(self.host_name)
 
     async def _relay(self, member: str, signature: str, *body: Any) -> list[Any]:
         return await self._link.relay(member, signature, list(body))
 
     async def _use(self, member: str, signature: str, pane_id: int, *rest: Any) -> list[Any]:
         """Mark the use in the hub's ledger, then relay (docs/dbus-api.md#what-counts-as-use)."""
-        self._hub.ledger.mark_use(self.name, pane_id, current_caller())
+        self._hub.ledger.mark_use(self.host_name, pane_id, current_caller())
         return await self._relay(member, signature, pane_id, *rest)
 
     @dbus_property(access=PropertyAccess.READ)
@@ -63,7 +63,7 @@ class HostManagerInterface(ServiceInterface):
         wants_token = asked is not None and asked.signature == "b" and bool(asked.value)
         relayed = {**options, "bind_instance": Variant("b", True)}
         pane_id, token, path = await self._relay("Spawn", "a{sv}", relayed)
-        self._hub.ledger.spawned(SpawnKey(self.name, bytes(token), pane_id), current_caller())
+        self._hub.ledger.spawned(SpawnKey(self.host_name, bytes(token), pane_id), current_caller())
         return (pane_id, bytes(token) if wants_token else b"", path)
 
     @manager_method
@@ -77,8 +77,10 @@ class HostManagerInterface(ServiceInterface):
         link = self._link
         await link.require_up()
         if not link.features & FEATURE_CONDITIONAL_KILL:
-            raise NotSupported(f"mux on host {self.name} has no conditional kill; nothing was sent")
-        key = SpawnKey(self.name, bytes(instance), pane_id)
+            raise NotSupported(
+                f"mux on host {self.host_name} has no conditional kill; nothing was sent"
+            )
+        key = SpawnKey(self.host_name, bytes(instance), pane_id)
         self._hub.ledger.check_kill(key, list(conditions))
         await self._relay("KillIf", "tayas", pane_id, bytes(instance), list(conditions))
 
@@ -116,8 +118,8 @@ class HostManagerInterface(ServiceInterface):
         await link.require_up()
         if self._hand_over_fd is None:
             raise NotSupported("this bus cannot pass file descriptors: no OpenAttach")
-        self._hub.ledger.mark_use(self.name, pane_id, current_caller())
-        sock = await open_remote_attach(link.attach_socket, pane_id, self.name)
+        self._hub.ledger.mark_use(self.host_name, pane_id, current_caller())
+        sock = await open_remote_attach(link.attach_socket, pane_id, self.host_name)
         fd = sock.detach()
         self._hand_over_fd(fd)
         return fd

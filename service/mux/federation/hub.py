@@ -10,6 +10,7 @@ from mux.config import Settings
 from mux.federation.host_book import Host, HostBook
 from mux.federation.ledger import HubLedger
 from mux.federation.link import Link
+from mux.federation.network_watch import NetworkWatch
 from mux.protocol.errors import InvalidArgument
 from mux.protocol.hosts import HUB_ID_BYTES, HostState, check_host_name
 from mux.system.paths import Paths
@@ -55,6 +56,7 @@ class Hub:
         self.ledger = ledger if ledger is not None else HubLedger()
         self._links: dict[str, Link] = {}
         self._listener: HostListener | None = None
+        self._network = NetworkWatch(self.check_all)
 
     def listen(self, listener: HostListener) -> None:
         self._listener = listener
@@ -104,6 +106,7 @@ class Hub:
 
     async def close(self) -> None:
         links, self._links = list(self._links.values()), {}
+        await self._network.close()
         await asyncio.gather(*(link.close() for link in links))
 
     def _open(self, host: Host) -> None:
@@ -116,6 +119,7 @@ class Hub:
         )
         self._links[host.name] = link
         link.start()
+        self._network.start()
 
     def _link_changed(self, link: Link) -> None:
         if self._listener is not None and self._links.get(link.host.name) is link:

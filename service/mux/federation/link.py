@@ -40,7 +40,6 @@ FIRST_DELAY_SECONDS = 0.25
 MAX_DELAY_SECONDS = 30.0
 DIAL_SECONDS = 30.0  # the whole dial, ssh's own connect timeout included
 CHECK_SECONDS = 1.0
-FORWARD_REFUSAL_SECONDS = 0.5
 
 
 class Link:
@@ -209,9 +208,14 @@ class Link:
             return await bus.connect()
         except Exception as e:  # dbus-fast raises several kinds here
             log.debug("host %s: bus connect: %r", self.host.name, e)
-            if await master.said(b"prohibited", FORWARD_REFUSAL_SECONDS):
-                raise LinkFailure(master.failure()) from None
-            why = f"the bus of mux on {self.host.destination} does not answer through ssh"
+            # `muxctl where` has just found mux serving there, so a connection the
+            # forward resets is one sshd refused: ssh says no more than "open failed"
+            # (nothing at all at LogLevel ERROR), the same as for a missing socket.
+            why = (
+                f"the sshd of {self.host.destination} refuses to forward mux's sockets: "
+                "allow it with AllowStreamLocalForwarding (and AllowTcpForwarding) yes or "
+                "local in its sshd_config"
+            )
             raise LinkFailure(Failure(why, False)) from None
 
     # -- while up -----------------------------------------------------------------

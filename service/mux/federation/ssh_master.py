@@ -94,16 +94,6 @@ class SshMaster:
         if status != 0:
             raise LinkFailure(classify(self._destination, err.replace(str(self._dir), "")))
 
-    async def said(self, needle: bytes, seconds: float) -> bool:
-        """Whether ssh says `needle` within `seconds` (it reports a refused forward on
-        its stderr a moment after the connection through it was reset)."""
-        deadline = asyncio.get_running_loop().time() + seconds
-        while needle not in self._stderr:
-            if asyncio.get_running_loop().time() > deadline:
-                return False
-            await asyncio.sleep(POLL_SECONDS)
-        return True
-
     async def stop(self) -> None:
         process, self._process = self._process, None
         if process is not None and process.returncode is None:
