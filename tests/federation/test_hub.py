@@ -138,6 +138,8 @@ def test_a_host_is_driven_through_the_hub(linked: tuple[TwoHosts, Service]) -> N
     # An independent client sees the host object and its methods.
     out = hub.busctl("call", "org.mux.Mux1", host_path("sat"), MANAGER, "ListPanes").stdout
     assert '"far"' in out
+    doctor = json.loads(hub.muxctl("doctor", "--json").stdout)
+    assert {"check": "host sat", "status": "ok"}.items() <= doctor[-1].items()
     every = hub.muxctl("ls", "--all-hosts", check=True).stdout
     assert "HOST" in every and "sat" in every and "far" in every
     hub.muxctl("--host", "sat", "signal", str(pane), "TERM", check=True)
@@ -348,6 +350,10 @@ def test_a_changed_host_key_refuses_the_host_and_relays_nothing(
     refused = hub.muxctl("--host", "sat", "spawn", "--", "sleep", "1")
     assert refused.returncode != 0 and "not connected (refused)" in refused.stderr
     assert satellite_panes(net) == {}
+    doctor = hub.muxctl("doctor", "--json")
+    assert doctor.returncode == 1
+    (finding,) = [f for f in json.loads(doctor.stdout) if f["check"] == "host sat"]
+    assert finding["status"] == "fail" and "accept it" in finding["fix"]
 
 
 def test_refused_forwarding_is_named(two_hosts: TwoHosts) -> None:

@@ -9,9 +9,10 @@ import os
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from muxctl.commands.command import LocalCommand
-from muxctl.output import print_json
+from muxctl.output import print_json, unwrap
 
 
 @dataclass(frozen=True)
@@ -123,10 +124,34 @@ async def _service() -> list[Finding]:
     try:
         version = await client.get_property("Version")
         (panes,) = await client.call("ListPanes")
+        (hosts,) = await client.call("ListHosts")
     finally:
         client.close()
     findings.append(Finding("service", "ok", f"mux {version}, {len(panes)} panes"))
+    findings += [_host(unwrap(host)) for host in hosts]
     return findings
+
+
+def _host(host: dict[str, Any]) -> Finding:
+    """A host this mux drives: its link says whether ssh, mux there and forwarding work."""
+    name, destination, error = host["name"], host["destination"], host["last_error"]
+    label = f"host {name}"
+    if host["state"] == "up":
+        return Finding(label, "ok", f"{destination}: ssh, mux there and forwarding work")
+    if host["state"] == "dialing" and not error:
+        return Finding(label, "ok", f"{destination}: connecting")
+    if "host key" in error:
+        fix = f"check the host key of {destination}, then ssh {destination} once to accept it"
+    elif "refused the login" in error:
+        fix = f"let your key in: ssh-copy-id {destination} (then muxctl hosts rm/add {name})"
+    elif "not installed" in error:
+        fix = f"install mux on {destination}, or set muxctl = its path in [hosts.{name}]"
+    elif "forward" in error:
+        fix = f"AllowStreamLocalForwarding yes in the sshd_config of {destination}"
+    else:
+        fix = f"ssh {destination} muxctl where --json shows what fails"
+    status = "fail" if host["state"] == "refused" else "warn"
+    return Finding(label, status, f"{destination}: {host['state']}: {error}", fix)
 
 
 def run(args: argparse.Namespace) -> int:
