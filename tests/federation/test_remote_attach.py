@@ -76,3 +76,27 @@ def test_an_upgraded_hub_keeps_its_ledger_and_its_id(hub: Service) -> None:
 
     with_consumers(hub, 1, around_the_upgrade)
     assert "host sat is up" in hub.log()
+
+
+def test_a_satellites_upgrade_keeps_the_spawners_exemption(
+    two_hosts: TwoHosts, hub: Service
+) -> None:
+    satellite = two_hosts.satellite
+
+    async def around_the_upgrade(consumers: list[Consumer]) -> None:
+        (spawner,) = consumers
+        pane, token = await spawner.spawn()
+        upgraded = await asyncio.to_thread(satellite.muxctl, "upgrade")
+        assert upgraded.returncode == 0, upgraded.stderr
+        await asyncio.to_thread(
+            wait_for,
+            lambda: "registered again" in hub.log(),
+            what="the hub to register its link with the new muxd",
+        )
+        # The spawner's read after the upgrade is still the spawner's at the satellite.
+        reply = await spawner.call("GetScreen", "t", pane)
+        assert reply.message_type is MessageType.METHOD_RETURN, reply.body
+        reply = await spawner.kill_if(pane, token, UNATTACHED)
+        assert reply.message_type is MessageType.METHOD_RETURN, reply.body
+
+    with_consumers(hub, 1, around_the_upgrade)

@@ -40,6 +40,9 @@ FIRST_DELAY_SECONDS = 0.25
 MAX_DELAY_SECONDS = 30.0
 DIAL_SECONDS = 30.0  # the whole dial, ssh's own connect timeout included
 CHECK_SECONDS = 1.0
+OWNER_RULE = (
+    f"type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',arg0='{BUS_NAME}'"
+)
 
 
 class Link:
@@ -196,6 +199,9 @@ class Link:
         self.bus = await self._connect(self._master)
         self.features = await _features(self.bus, self.host.destination)
         if self.features & FEATURE_LINKS:
+            # A new muxd there (its upgrade, a restart) knows no link: register again.
+            await _call(self.bus, self.host.destination, "AddMatch", "s", [OWNER_RULE], to_bus=True)
+            self.bus.add_message_handler(self._owner_changed)
             await _call(self.bus, self.host.destination, "RegisterLink", "ay", [self._hub_id])
 
     async def _connect(self, master: SshMaster) -> MessageBus:
@@ -217,6 +223,27 @@ class Link:
                 "local in its sshd_config"
             )
             raise LinkFailure(Failure(why, False)) from None
+
+    def _owner_changed(self, message: Message) -> None:
+        if (
+            message.message_type is MessageType.SIGNAL
+            and message.member == "NameOwnerChanged"
+            and message.body[0] == BUS_NAME
+            and message.body[2]
+        ):
+            asyncio.get_running_loop().create_task(self._register_again())
+
+    async def _register_again(self) -> None:
+        bus = self.bus
+        if bus is None:
+            return
+        try:
+            await _call(bus, self.host.destination, "RegisterLink", "ay", [self._hub_id])
+            log.info("host %s: mux there restarted; the link is registered again", self.host.name)
+        except (LinkFailure, OSError, EOFError) as e:
+            log.warning("host %s: registering the link again failed: %s", self.host.name, e)
+            if self.bus is bus:
+                self._lost.set()
 
     # -- while up -----------------------------------------------------------------
 
@@ -282,13 +309,15 @@ async def _call(
     body: list[object],
     *,
     interface: str = MANAGER_INTERFACE,
+    to_bus: bool = False,
 ) -> Message:
-    """A call of the dial; an error reply fails the dial."""
+    """A call of the dial (to mux there, or `to_bus`: to the bus daemon); an error
+    reply fails the dial."""
     reply = await bus.call(
         Message(
-            destination=BUS_NAME,
-            path=ROOT_PATH,
-            interface=interface,
+            destination="org.freedesktop.DBus" if to_bus else BUS_NAME,
+            path="/org/freedesktop/DBus" if to_bus else ROOT_PATH,
+            interface="org.freedesktop.DBus" if to_bus else interface,
             member=member,
             signature=signature,
             body=body,
