@@ -142,6 +142,19 @@ def test_a_host_is_driven_through_the_hub(linked: tuple[TwoHosts, Service]) -> N
     assert {"check": "host sat", "status": "ok"}.items() <= doctor[-1].items()
     every = hub.muxctl("ls", "--all-hosts", check=True).stdout
     assert "HOST" in every and "sat" in every and "far" in every
+    bound = hub.muxctl("--host", "sat", "spawn", "--bind-instance", "--", "sleep", "600")
+    other, token = bound.stdout.split()[:2]
+    hub.muxctl(
+        "--host",
+        "sat",
+        "kill-if",
+        other,
+        "--instance",
+        token,
+        "--unattached-since-spawn",
+        check=True,
+    )
+    assert int(other) not in satellite_panes(net)
     hub.muxctl("--host", "sat", "signal", str(pane), "TERM", check=True)
     wait_for(lambda: satellite_panes(net)[pane]["state"] == "exited", what="cat to end")
     hub.muxctl("--host", "sat", "kill", str(pane), check=True)

@@ -106,8 +106,8 @@ class Link:
         bus = self.bus
         if self.state is not HostState.UP or bus is None:
             raise Unavailable(
-                f"host {self.host.name} is not connected ({self.state}); try again once "
-                "HostStateChanged says it is up"
+                f"host {self.host.name} is not connected ({self.state}); try again once it "
+                "is up (muxctl hosts, or the signal HostStateChanged)"
             )
         return bus
 
@@ -142,6 +142,8 @@ class Link:
         delay = FIRST_DELAY_SECONDS
         while True:
             self._set(HostState.DIALING, self.last_error)
+            # A network change from here on cuts the backoff after a failed dial short.
+            self._wake.clear()
             try:
                 await asyncio.wait_for(self._dial(), DIAL_SECONDS)
             except (LinkFailure, TimeoutError) as e:
@@ -169,7 +171,6 @@ class Link:
 
     async def _pause(self, delay: float) -> None:
         """The backoff, with jitter; a network change (`check_now`) ends it early."""
-        self._wake.clear()
         with contextlib.suppress(TimeoutError):
             jitter = random.uniform(0.8, 1.2)  # noqa: S311 (spreads redials, guards nothing)
             await asyncio.wait_for(self._wake.wait(), delay * jitter)

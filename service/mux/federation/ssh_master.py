@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 STDERR_KEPT = 8192
 POLL_SECONDS = 0.01
 STOP_SECONDS = 2.0
+TERM_AGAIN_SECONDS = 0.25
 
 
 class SshMaster:
@@ -97,14 +98,7 @@ class SshMaster:
     async def stop(self) -> None:
         process, self._process = self._process, None
         if process is not None and process.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                process.terminate()
-            try:
-                await asyncio.wait_for(process.wait(), STOP_SECONDS)
-            except TimeoutError:
-                with contextlib.suppress(ProcessLookupError):
-                    process.kill()
-                await process.wait()
+            await _end(process)
         if self._reader is not None:
             with contextlib.suppress(Exception):
                 await self._reader
@@ -138,6 +132,22 @@ class SshMaster:
             raise
         assert process.returncode is not None
         return process.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+
+
+async def _end(process: asyncio.subprocess.Process) -> None:
+    """SIGTERM, again every quarter second (ssh can miss one that comes just before it
+    waits), SIGKILL after STOP_SECONDS."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + STOP_SECONDS
+    while process.returncode is None and loop.time() < deadline:
+        with contextlib.suppress(ProcessLookupError):
+            process.terminate()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.shield(process.wait()), TERM_AGAIN_SECONDS)
+    if process.returncode is None:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        await process.wait()
 
 
 def _answers(path: Path) -> bool:

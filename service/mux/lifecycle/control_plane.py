@@ -34,12 +34,13 @@ from mux.lifecycle.host_objects import HostObjects
 from mux.lifecycle.private_bus import (
     START_TIMEOUT_SECONDS,
     PrivateBusError,
+    left_private_bus,
     start_private_bus,
     stop_private_bus,
 )
 from mux.lifecycle.startup import StartupError
 from mux.panes.exits import Reapable
-from mux.panes.process import ChildProcess
+from mux.panes.process import ChildProcess, ForeignProcess
 from mux.panes.table import PaneTable
 from mux.protocol.names import BUS_NAME, ROOT_PATH
 from mux.system.busaddr import BusKind, choose_bus, socket_answers
@@ -95,7 +96,10 @@ class ControlPlane:
 
     @property
     def private_bus_pid(self) -> int | None:
-        return self._private_bus.pid if self._private_bus is not None else None
+        """Our own child's, for the next muxd of an upgrade (one left by a muxd that
+        died is found again behind its socket)."""
+        bus = self._private_bus
+        return bus.pid if bus is not None and not isinstance(bus, ForeignProcess) else None
 
     @property
     def shared_bus(self) -> MuxMessageBus | None:
@@ -119,7 +123,11 @@ class ControlPlane:
 
     def _start_private_bus(self) -> None:
         if socket_answers(self._paths.private_bus):
-            return  # left by a muxd that died: still good
+            # Left by a muxd that died: still good, and ours to stop at our stop.
+            self._private_bus = left_private_bus(self._paths.private_bus)
+            if self._private_bus is not None:
+                self._table.exits.watch(self._private_bus, self._private_bus_exited)
+            return
         try:
             self._private_bus = start_private_bus(self._paths.private_bus)
         except PrivateBusError as e:

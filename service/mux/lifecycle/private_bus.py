@@ -6,13 +6,17 @@ import os
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
 
 from mux.panes.exits import Reapable
+from mux.panes.process import ForeignProcess
 from mux.protocol.environment import without_service_variables
+from mux.system import proctree
 from mux.system.busaddr import unix_address
+from mux.system.peercred import PeerUnknown, peer_credentials
 
 log = logging.getLogger(__name__)
 
@@ -90,3 +94,23 @@ def stop_private_bus(process: Reapable, socket_path: Path) -> None:
             os.waitpid(process.pid, 0)
     with contextlib.suppress(FileNotFoundError):
         socket_path.unlink()
+
+
+def left_private_bus(socket_path: Path) -> ForeignProcess | None:
+    """The dbus-daemon that a muxd which died left serving at `socket_path`: this muxd
+    serves on it, and stops it at its own stop as if it had started it. None when
+    the process behind the socket is not one (another uid, another program)."""
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.settimeout(1.0)
+            sock.connect(str(socket_path))
+            peer = peer_credentials(sock)
+        with open(f"/proc/{peer.pid}/cmdline", "rb") as f:
+            cmdline = f.read()
+    except (OSError, PeerUnknown):
+        return None
+    if peer.pid is None or peer.uid != os.getuid():
+        return None
+    if b"dbus-daemon" not in cmdline or os.fsencode(socket_path) not in cmdline:
+        return None
+    return ForeignProcess.adopt(peer.pid, proctree.start_ticks(peer.pid))
