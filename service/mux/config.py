@@ -88,6 +88,22 @@ class Settings(BaseSettings):
         default=5.0, gt=0, le=300, description="how long a peer may take to say hello"
     )
     log_level: str = Field(default="INFO", pattern="^(DEBUG|INFO|WARNING|ERROR)$")
+    notifications: bool = Field(
+        default=True, description="desktop notifications from panes no terminal shows"
+    )
+    notify_command_seconds: float = Field(
+        default=10.0, ge=0, description="a finished command this long or longer is notified"
+    )
+    notify_min_interval_seconds: float = Field(
+        default=5.0, ge=0, description="at most one notification per pane this often"
+    )
+    terminal_command: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        description="the terminal that opens a pane, an argv prefix before `muxctl attach "
+        "ID` (unset: xdg-terminal-exec, x-terminal-emulator -e, gnome-terminal --, "
+        "konsole -e, xterm -e, the first found)",
+    )
     ssh_command: list[str] = Field(
         default_factory=lambda: ["ssh"],
         min_length=1,

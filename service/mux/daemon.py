@@ -34,6 +34,7 @@ from mux.federation.hub import Hub
 from mux.federation.ledger import relayed_ledger
 from mux.lifecycle.attach_plane import AttachPlane
 from mux.lifecycle.control_plane import ControlPlane
+from mux.lifecycle.desktop_plane import DesktopPlane
 from mux.lifecycle.fd_store import FdStore
 from mux.lifecycle.pane_scopes import PaneScopes
 from mux.lifecycle.readoption import (
@@ -144,14 +145,17 @@ class Daemon:
             hub=_hub(self.settings, self.paths, resume),
         )
         control.choose_bus()
+        desktop = DesktopPlane(
+            self.settings, attach.hub, saved=control.snapshot_saved, failed=status.changed
+        )
         keeper = SessionKeeper(
             self.settings,
             self.paths,
             table,
             checkpoints,
             resumed_generation=resume.snapshot_generation if resume is not None else None,
-            saved=control.snapshot_saved,
-            failed=status.changed,
+            saved=desktop.snapshot_saved,
+            failed=desktop.autosave_failed,
         )
         if resume is not None:
             keeper.resume(
@@ -166,6 +170,7 @@ class Daemon:
             keeper.restore(saved, self.supervisor, only=self._not_readopted or None)
         keeper.start_saving(loop, saved if resume is None else None)
         table.add_observer(TableChanges(keeper, status))
+        desktop.join(table, control)
         # The record is the upgrade's handover (the upgrader is made below).
         fd_store = FdStore(
             self.supervisor,
@@ -193,7 +198,8 @@ class Daemon:
         await control.connect(MuxdService(keeper, upgrader))
         await scopes.stop_strays()
         await scopes.place_missing(list(table))
-        control.dial_hosts()
+        control.hub.start()
+        desktop.started(keeper.unrestored_panes())
         table.start_watching_exits()
         self._handle_signals(loop)
         self.supervisor.ready(status.line())
@@ -215,7 +221,7 @@ class Daemon:
         await scopes.stop_all()
         fd_store.stop()
         self.supervisor.stop_watchdog()
-        await control.close_hosts()
+        await control.hub.close()
         control.disconnect()
         control.stop_private_bus()
         return self._exit_status

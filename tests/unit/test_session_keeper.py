@@ -24,7 +24,7 @@ def make_keeper(tmp_path: Path) -> tuple[SessionKeeper, Paths]:
         CheckpointStore(paths.checkpoints),
         resumed_generation=None,
         saved=lambda generation: None,
-        failed=lambda: None,
+        failed=lambda reason: None,
     )
     return keeper, paths
 

@@ -19,7 +19,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from dbus_fast import AuthError, Message, NameFlag, RequestNameReply
 
@@ -57,6 +57,20 @@ RECONNECT_FIRST_SECONDS = 0.1
 RECONNECT_MAX_SECONDS = 2.0
 
 
+class ConnectionListener(Protocol):
+    """A part that serves on the bus connection: told of each new one (before the
+    name is owned) and of its loss."""
+
+    def connected(
+        self,
+        bus: MuxMessageBus,
+        manager: ManagerInterface,
+        hand_over_fd: Callable[[int], None] | None,
+    ) -> None: ...
+
+    def disconnected(self) -> None: ...
+
+
 class ControlPlane:
     def __init__(
         self,
@@ -89,6 +103,8 @@ class ControlPlane:
         self._callers = CallerNotes()
         self.hub = hub
         self._hosts = HostObjects(hub)
+        # Parts that serve on each new connection (the host objects, the notifier).
+        self._listeners: list[ConnectionListener] = [self._hosts]
         self._reconnected = asyncio.Event()
         self._status_changed = status_changed
         # Why the bus is gone while mux waits for it ("" while connected).
@@ -160,9 +176,9 @@ class ControlPlane:
         for pane in self._table:
             publisher.pane_added(pane)
         self._table.replace_observer(BusPublisher, publisher)
-        self._hosts.connected(
-            bus, manager, (lambda fd: close_after_sending(bus, fd)) if passes_fds else None
-        )
+        hand_over = (lambda fd: close_after_sending(bus, fd)) if passes_fds else None
+        for listener in self._listeners:
+            listener.connected(bus, manager, hand_over)
         reply = await bus.request_name(BUS_NAME, NameFlag.DO_NOT_QUEUE)
         if reply not in (RequestNameReply.PRIMARY_OWNER, RequestNameReply.ALREADY_OWNER):
             bus.disconnect()
@@ -185,14 +201,8 @@ class ControlPlane:
         if self._manager is not None:
             self._manager.SnapshotSaved(generation)
 
-    # -- the hub's hosts (docs/federation.md) ------------------------------------------
-
-    def dial_hosts(self) -> None:
-        self.hub.start()
-
-    async def close_hosts(self) -> None:
-        """Hang up every host's link (at a stop, before an upgrade's exec)."""
-        await self.hub.close()
+    def add_connection_listener(self, listener: ConnectionListener) -> None:
+        self._listeners.append(listener)
 
     # -- serve ------------------------------------------------------------------------
 
@@ -228,7 +238,8 @@ class ControlPlane:
         """Nothing is sent on a lost connection: the panes go on, the bus hears of them
         again once reconnected (every object exported anew)."""
         self._table.remove_observers(BusPublisher)
-        self._hosts.disconnected()
+        for listener in self._listeners:
+            listener.disconnected()
         self._bus = self._manager = None
         self.outage = why
         self._status_changed()
@@ -267,18 +278,11 @@ class ControlPlane:
         """A round trip to the bus daemon: everything sent before it (an Upgrade reply
         among it) has been written once its answer is back."""
         assert self._bus is not None
-        await self._bus.call(
-            Message(
-                destination="org.freedesktop.DBus",
-                path="/org/freedesktop/DBus",
-                interface="org.freedesktop.DBus",
-                member="GetId",
-            )
-        )
+        await self._bus.call(_get_id())
 
     async def close_for_upgrade(self) -> None:
         """Leave the bus before the exec: the new muxd takes the name."""
-        await self.close_hosts()  # the next muxd dials again, with the same hub id
+        await self.hub.close()  # the next muxd dials again, with the same hub id
         bus = self._bus
         if bus is None:
             return
@@ -296,7 +300,7 @@ class ControlPlane:
             await self.connect(self._service)
         finally:
             self._reconnected.set()
-        self.dial_hosts()
+        self.hub.start()
 
     # -- stop -------------------------------------------------------------------------
 
@@ -311,6 +315,16 @@ class ControlPlane:
     def stop_private_bus(self) -> None:
         if self._private_bus is not None:
             stop_private_bus(self._private_bus, self._paths.private_bus)
+
+
+def _get_id() -> Message:
+    """A new message each time: dbus-fast numbers a message when it sends it."""
+    return Message(
+        destination="org.freedesktop.DBus",
+        path="/org/freedesktop/DBus",
+        interface="org.freedesktop.DBus",
+        member="GetId",
+    )
 
 
 def _disconnect_reason(lost: "asyncio.Future[object]") -> str:

@@ -47,11 +47,11 @@ class SessionKeeper:
         *,
         resumed_generation: int | None,
         saved: Callable[[int], None],
-        failed: Callable[[], None],
+        failed: Callable[[str], None],
     ) -> None:
         """`resumed_generation`: the last snapshot's generation, handed over by the muxd
         this one replaced in an upgrade (None: a cold start). `saved(generation)`: a
-        snapshot is durable; `failed()`: saving failed (the status should say so)."""
+        snapshot is durable; `failed(reason)`: saving failed (the status should say so)."""
         self._settings = settings
         self._paths = paths
         self._table = table
@@ -154,7 +154,7 @@ class SessionKeeper:
             self._capture,
             generation=generation,
             saved=self._saved,
-            failed=lambda _reason: self._failed(),
+            failed=self._failed,
         )
         self._carried_over = self._resumed_generation is not None or (
             saved is not None and self._settings.restore

@@ -32,6 +32,7 @@ from mux.panes.shell_integration import remove_directory
 from mux.panes.shell_tracker import ShellReaction, ShellTracker
 from mux.protocol.errors import MuxError, PreconditionFailed
 from mux.protocol.names import CwdSource
+from mux.protocol.notices import Notice
 from mux.protocol.spawn_options import LaunchKind
 from mux.system.proctree import ProcessTree, working_directory
 
@@ -46,6 +47,7 @@ class PaneState(StrEnum):
 class PaneObserver(Protocol):
     def pane_changed(self, pane: "Pane", properties: Sequence[str]) -> None: ...
     def pane_exited(self, pane: "Pane") -> None: ...
+    def pane_notice(self, pane: "Pane", notice: Notice) -> None: ...
 
 
 class Pane:
@@ -116,6 +118,8 @@ class Pane:
             self.endpoint.withdraw_offer()
         if reaction.changed:
             self._observer.pane_changed(self, reaction.changed)
+        if reaction.notice is not None:
+            self._observer.pane_notice(self, reaction.notice)
 
     def show_notice(self, text: str) -> None:
         """A line from mux itself, on the screen and in the history, not to the program."""

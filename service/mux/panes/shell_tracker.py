@@ -14,12 +14,14 @@ No I/O: each event is answered with what the pane must do about it (a
 an application's offer.
 """
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 from mux.panes.cwd import CwdObservation, supersedes
 from mux.panes.replay import CommandReplay, Step, replayable
 from mux.protocol.names import CwdSource
+from mux.protocol.notices import AppNotification, CommandFinished, Notice
 from mux.protocol.osc import CwdReport, OscEvent, OscScanner, ShellMarker, TitleChange
 
 TITLE_CHANGED = ("Title",)
@@ -31,6 +33,7 @@ class ShellReaction:
     changed: tuple[str, ...] = ()  # the pane's properties that changed
     keys: bytes = b""  # to type into the terminal (a replayed command)
     withdraw_offer: bool = False  # the user moved on: the application's offer goes
+    notice: Notice | None = None  # for the user, if nobody is looking (mux.desktop)
 
 
 class ShellTracker:
@@ -43,6 +46,7 @@ class ShellTracker:
         local_hosts: frozenset[str] = frozenset(),
         shell_token: str | None = None,
         replay: CommandReplay | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """`cwd`: where the program started (or was, as handed over); `local_hosts`: the
         names OSC 7 may give this machine; `shell_token`: what the shell integration of
@@ -60,6 +64,8 @@ class ShellTracker:
         self.shell_state = ""
         self.last_command: str | None = None
         self.last_command_status: int | None = None
+        self._clock = clock  # how long a command ran, for CommandFinished
+        self._command_started: float | None = None
 
     def scan(self, data: bytes) -> list[OscEvent]:
         """The OSC events completed by `data` (a sequence may span several reads)."""
@@ -70,6 +76,8 @@ class ShellTracker:
             return self.program_title(event.title)
         if isinstance(event, CwdReport):
             return self.observe_cwd(CwdObservation(event.path, "shell"))
+        if isinstance(event, AppNotification):
+            return ShellReaction(notice=event)
         if self.shell_token is not None and event.token == self.shell_token:
             # Without the launch's token, a marker is only output that looks like one.
             return self._on_marker(event)
@@ -104,8 +112,15 @@ class ShellTracker:
             self.shell_state = "command"
             self.last_command = marker.command
             self.last_command_status = None
+            self._command_started = self._clock()
         elif marker.kind == "D":
             self.last_command_status = marker.status
+            started, self._command_started = self._command_started, None
+            if started is not None:
+                finished = CommandFinished(
+                    self.last_command or "", marker.status, self._clock() - started
+                )
+                reaction = replace(reaction or ShellReaction(), notice=finished)
         return reaction
 
     def _replay_step(self, replay: CommandReplay, step: Step | None) -> ShellReaction | None:

@@ -29,20 +29,26 @@ from mux.panes.ids import IdSpace
 from mux.panes.launch_endpoint import EndpointFactory
 from mux.panes.launcher import Launcher, PreparedLaunch, abandon, launched_pane
 from mux.panes.ledger import KillRequest, check_kill
-from mux.panes.pane import Pane, PaneObserver
+from mux.panes.pane import Pane
 from mux.panes.pane_handover import pane_record
 from mux.panes.process import StartedProcess
 from mux.panes.screen_sweeper import ScreenSweeper
 from mux.protocol.errors import InvalidArgument, NoSuchPane
+from mux.protocol.notices import Notice
 from mux.protocol.spawn_options import SpawnRequest
 from mux.system.sessions import sessions_members
 
 log = logging.getLogger(__name__)
 
 
-class TableObserver(PaneObserver, Protocol):
+class TableObserver(Protocol):
+    """Hears of every pane's life (what a pane tells its user goes to the
+    `notice_listeners` instead)."""
+
     def pane_added(self, pane: Pane) -> None: ...
     def pane_removed(self, pane: Pane) -> None: ...
+    def pane_changed(self, pane: Pane, properties: Sequence[str]) -> None: ...
+    def pane_exited(self, pane: Pane) -> None: ...
 
 
 class PaneTable:
@@ -75,6 +81,8 @@ class PaneTable:
         self._windows: dict[int, set[int]] = {}
         self.exits = ExitWatcher(loop)
         self._observers: list[TableObserver] = []
+        # Who hears what panes' programs want to tell their user (mux.desktop).
+        self.notice_listeners: list[Callable[[Pane, Notice], None]] = []
         self._sweeper = ScreenSweeper(
             loop, settings.screen_idle_seconds, lambda: list(self._panes.values()), clock
         )
@@ -106,6 +114,10 @@ class PaneTable:
     def pane_changed(self, pane: Pane, properties: Sequence[str]) -> None:
         for observer in self._observers:
             observer.pane_changed(pane, properties)
+
+    def pane_notice(self, pane: Pane, notice: Notice) -> None:
+        for listener in self.notice_listeners:
+            listener(pane, notice)
 
     def pane_exited(self, pane: Pane) -> None:
         if self._panes.get(pane.id) is not pane:

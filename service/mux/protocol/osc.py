@@ -6,6 +6,8 @@ Fed every chunk a pane prints, in order, it reports:
   `localhost` or this machine's name) and OSC 9;9 `path`: the shell's
   working directory (`CwdReport`);
 * OSC 0 and OSC 2: a window title (`TitleChange`);
+* OSC 9 `text`, OSC 777 `notify;title;body` and OSC 99: notifications the
+  program asks for (`AppNotification`, mux.protocol.notices);
 * OSC 133 A/B/C/D: prompt and command markers (`ShellMarker`), with the
   `mux_token=` of the launch that emitted them, the command line of C
   (`cmdline_url=`, percent-encoded) and the exit status of D.
@@ -20,6 +22,8 @@ import os
 import re
 from dataclasses import dataclass
 from enum import Enum, auto
+
+from mux.protocol.notices import AppNotification, parse_notification
 
 MAX_OSC_BYTES = 8192
 PARSED_CACHE_SIZE = 64
@@ -50,7 +54,7 @@ class ShellMarker:
     status: int | None = None  # D
 
 
-OscEvent = CwdReport | TitleChange | ShellMarker
+OscEvent = CwdReport | TitleChange | ShellMarker | AppNotification
 
 
 class _State(Enum):
@@ -207,7 +211,7 @@ class OscScanner:
             return self._file_url(rest)
         if command == b"9" and rest.startswith(b"9;"):
             return _absolute_path(rest[2:].strip(b'"'))
-        return None
+        return parse_notification(command, rest)
 
     def _file_url(self, url: bytes) -> CwdReport | None:
         try:

@@ -1,0 +1,227 @@
+"""Desktop notifications for panes nobody is looking at (docs/desktop.md#notifications).
+
+What a pane's program asks to tell its user (OSC 9/777/99), and a command of an
+integrated shell that ran at least `notify_command_seconds`, become a
+notification when no terminal is attached to the pane; so do the panes a start
+could not restore and an autosave that keeps failing. They are sent from muxd's
+own bus connection: the server sends ActionInvoked only to the connection that
+called Notify, and its default action opens a terminal attached to the pane. At
+most one per pane per `notify_min_interval_seconds`; text from programs is
+bounded and stripped of control characters. No server: one log line, silence.
+"""
+
+import asyncio
+import html
+import logging
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from dbus_fast import Message, MessageType, Variant
+from dbus_fast.aio import MessageBus
+
+from mux.config import Settings
+from mux.desktop.terminal import TerminalOpener
+from mux.panes.pane import Pane
+from mux.protocol.notices import BODY_CHARS, SUMMARY_CHARS, CommandFinished, Notice, clean
+from mux.protocol.restore_problems import UnrestoredPane
+
+log = logging.getLogger(__name__)
+
+SERVER = "org.freedesktop.Notifications"
+SERVER_PATH = "/org/freedesktop/Notifications"
+APP_NAME = "mux"
+DESKTOP_ENTRY = "org.mux.Mux"
+ICON = "utilities-terminal"
+AUTOSAVE_FAILING_SECONDS = 30.0
+KEPT_IDS = 256  # notifications whose action may still come
+# The bus tried to start a server and could not (one that needs a display, say).
+SPAWN_FAILED = "org.freedesktop.DBus.Error.Spawn."
+SIGNALS_RULE = f"type='signal',interface='{SERVER}'"
+ABSENT = frozenset(
+    {"org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner"}
+)
+
+
+class Notifier:
+    def __init__(
+        self,
+        settings: Settings,
+        attached: Callable[[Pane], int],
+        opener: TerminalOpener,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """`attached(pane)`: how many terminals show the pane; `opener`: what the
+        default action runs."""
+        self._settings = settings
+        self._attached = attached
+        self._opener = opener
+        self._clock = clock
+        self._bus: MessageBus | None = None
+        self._shown: OrderedDict[int, int] = OrderedDict()  # notification id -> pane id
+        self._last: dict[int, float] = {}  # pane id -> when it last notified
+        self._absent_logged = False
+        self._failing_since: float | None = None
+        self._failure_told = False
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    # -- the bus connection (the control plane's listener) --------------------------
+
+    def connected(self, bus: MessageBus, *_: object) -> None:
+        self._bus = bus
+        self._shown.clear()  # their actions would come to the old connection
+        bus.add_message_handler(self._signal)
+        self._spawn(self._match(bus))
+
+    def disconnected(self) -> None:
+        self._bus = None
+
+    # -- what there is to tell ------------------------------------------------------
+
+    def pane_notice(self, pane: Pane, notice: Notice) -> None:
+        """The table's notice listener."""
+        if not self._settings.notifications or self._attached(pane):
+            return
+        if isinstance(notice, CommandFinished):
+            if notice.seconds < self._settings.notify_command_seconds:
+                return
+            summary, body = _finished_text(pane, notice)
+        else:
+            summary = notice.title or pane.title or f"pane {pane.id}"
+            body = f"{notice.body}\n" if notice.body else ""
+            body += f"pane {pane.id}: {pane.title}"
+        now = self._clock()
+        last = self._last.get(pane.id)
+        if last is not None and now - last < self._settings.notify_min_interval_seconds:
+            log.debug("pane %d: notification dropped (too soon after the last)", pane.id)
+            return
+        self._last[pane.id] = now
+        self._send(summary, body, pane.id)
+
+    def pane_removed(self, pane_id: int) -> None:
+        self._last.pop(pane_id, None)
+
+    def restore_problems(self, problems: Sequence[UnrestoredPane]) -> None:
+        """The panes a start could not restore: one notification for all of them."""
+        if not self._settings.notifications or not problems:
+            return
+        lines = [_problem_line(problem) for problem in problems[:5]]
+        if len(problems) > 5:
+            lines.append(f"and {len(problems) - 5} more (muxctl doctor, ListRestoreProblems)")
+        count = "1 pane" if len(problems) == 1 else f"{len(problems)} panes"
+        self._send(f"mux could not restore {count}", "\n".join(lines), None)
+
+    def autosave_failed(self, reason: str) -> None:
+        now = self._clock()
+        if self._failing_since is None:
+            self._failing_since = now
+        if self._failure_told or now - self._failing_since < AUTOSAVE_FAILING_SECONDS:
+            return
+        self._failure_told = True
+        if self._settings.notifications:
+            self._send("mux cannot save the session", reason, None)
+
+    def autosave_saved(self) -> None:
+        self._failing_since, self._failure_told = None, False
+
+    # -- D-Bus ------------------------------------------------------------------------
+
+    def _send(self, summary: str, body: str, pane_id: int | None) -> None:
+        bus = self._bus
+        if bus is None:
+            log.info("not on a bus: notification not shown: %s", summary)
+            return
+        self._spawn(self._notify(bus, clean(summary, SUMMARY_CHARS), _body(body), pane_id))
+
+    async def _notify(self, bus: MessageBus, summary: str, body: str, pane: int | None) -> None:
+        actions = ["default", "Open"] if pane is not None else []
+        hints = {"desktop-entry": Variant("s", DESKTOP_ENTRY)}
+        message = Message(
+            destination=SERVER,
+            path=SERVER_PATH,
+            interface=SERVER,
+            member="Notify",
+            signature="susssasa{sv}i",
+            body=[APP_NAME, 0, ICON, summary, body, actions, hints, -1],
+        )
+        try:
+            reply = await bus.call(message)
+        except (OSError, EOFError) as e:
+            log.info("notification not sent (%s): %s", e, summary)
+            return
+        assert reply is not None
+        if reply.message_type is MessageType.ERROR:
+            if reply.error_name in ABSENT or str(reply.error_name).startswith(SPAWN_FAILED):
+                if not self._absent_logged:
+                    log.info("no notification server on this bus: notifications are not shown")
+                    self._absent_logged = True
+            else:
+                log.warning("the notification server refused %r: %s", summary, reply.body)
+            return
+        if pane is not None:
+            self._shown[int(reply.body[0])] = pane
+            while len(self._shown) > KEPT_IDS:
+                self._shown.popitem(last=False)
+
+    async def _match(self, bus: MessageBus) -> None:
+        await bus.call(
+            Message(
+                destination="org.freedesktop.DBus",
+                path="/org/freedesktop/DBus",
+                interface="org.freedesktop.DBus",
+                member="AddMatch",
+                signature="s",
+                body=[SIGNALS_RULE],
+            )
+        )
+
+    def _signal(self, message: Message) -> None:
+        if message.message_type is not MessageType.SIGNAL or message.interface != SERVER:
+            return
+        if message.member == "ActionInvoked" and message.signature == "us":
+            pane = self._shown.pop(int(message.body[0]), None)
+            if pane is not None and message.body[1] == "default":
+                self._opener.open_attached(pane)
+        elif message.member == "NotificationClosed" and message.signature == "uu":
+            self._shown.pop(int(message.body[0]), None)
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+def _finished_text(pane: Pane, notice: CommandFinished) -> tuple[str, str]:
+    command = notice.command or "a command"
+    if notice.status == 0:
+        outcome = "finished"
+    elif notice.status is None:
+        outcome = "ended"
+    else:
+        outcome = f"failed (status {notice.status})"
+    took = _duration(notice.seconds)
+    return f"{command}: {outcome}", f"after {took}, in pane {pane.id}: {pane.title}"
+
+
+def _duration(seconds: float) -> str:
+    whole = int(seconds)
+    if whole < 60:
+        return f"{whole} s"
+    if whole < 3600:
+        return f"{whole // 60} min {whole % 60} s"
+    return f"{whole // 3600} h {whole % 3600 // 60} min"
+
+
+def _problem_line(problem: UnrestoredPane) -> str:
+    if problem.pane_id == 0:
+        return f"the session: {problem.reason}"
+    name = problem.title or (problem.argv[0] if problem.argv else "a pane")
+    return f"{name} (pane {problem.pane_id}): {problem.reason}"
+
+
+def _body(text: str) -> str:
+    """Each line cleaned (a body may have several), the whole bounded, and escaped:
+    servers that read markup in bodies must not read a program's text as markup."""
+    lines = [clean(line, BODY_CHARS) for line in text.splitlines()]
+    return html.escape("\n".join(line for line in lines if line)[:BODY_CHARS], quote=False)
