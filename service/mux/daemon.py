@@ -30,12 +30,11 @@ from typing import IO
 
 from mux import __version__
 from mux.config import ConfigError, Settings, load_settings
-from mux.federation.hub import Hub
-from mux.federation.ledger import relayed_ledger
 from mux.lifecycle.attach_plane import AttachPlane
 from mux.lifecycle.control_plane import ControlPlane
 from mux.lifecycle.desktop_plane import DesktopPlane
 from mux.lifecycle.fd_store import FdStore
+from mux.lifecycle.host_objects import resumed_hub
 from mux.lifecycle.pane_scopes import PaneScopes
 from mux.lifecycle.readoption import (
     CRASH_HISTORY_BYTES,
@@ -134,7 +133,7 @@ class Daemon:
         table.start()
         attach.serve(loop, table)
         # The status line reads the parts made below, once they exist.
-        status = StatusReporter(self.supervisor, lambda: _status(table, control, keeper))
+        status = StatusReporter(self.supervisor, lambda: _status(table, control, keeper, desktop))
         control = ControlPlane(
             self.paths,
             self.supervisor,
@@ -142,7 +141,7 @@ class Daemon:
             attach.hub,
             private_bus_pid=resume.private_bus_pid if resume is not None else None,
             status_changed=status.changed,
-            hub=_hub(self.settings, self.paths, resume),
+            hub=resumed_hub(self.settings, self.paths, resume),
         )
         control.choose_bus()
         desktop = DesktopPlane(
@@ -199,7 +198,7 @@ class Daemon:
         await scopes.stop_strays()
         await scopes.place_missing(list(table))
         control.hub.start()
-        desktop.started(keeper.unrestored_panes())
+        desktop.started(keeper)
         table.start_watching_exits()
         self._handle_signals(loop)
         self.supervisor.ready(status.line())
@@ -222,6 +221,7 @@ class Daemon:
         fd_store.stop()
         self.supervisor.stop_watchdog()
         await control.hub.close()
+        await desktop.close()
         control.disconnect()
         control.stop_private_bus()
         return self._exit_status
@@ -259,23 +259,18 @@ class Daemon:
         self._stopping.set()
 
 
-def _hub(settings: Settings, paths: Paths, resume: Handover | None) -> Hub:
-    """The hosts this mux drives; after an upgrade, with the same id and ledger."""
-    if resume is None or not resume.hub_id:
-        return Hub(settings, paths)
-    return Hub(settings, paths, resume.hub_id, relayed_ledger(resume.relayed))
-
-
 def _inherited_attach(resume: Handover | None) -> tuple[int, str | None] | None:
     if resume is None or resume.attach_fd is None:
         return None
     return resume.attach_fd, resume.attach_owned_path
 
 
-def _status(table: PaneTable, control: ControlPlane, keeper: SessionKeeper) -> str:
+def _status(
+    table: PaneTable, control: ControlPlane, keeper: SessionKeeper, desktop: DesktopPlane
+) -> str:
     line = status_line(list(table), control.bus_kind, keeper.not_restored)
     outage = [control.outage] if control.outage else []
-    return "; ".join([*outage, *keeper.notes, line])
+    return "; ".join([*outage, *keeper.notes, *desktop.notes, line])
 
 
 def _remove_launch_directories(paths: Paths) -> None:

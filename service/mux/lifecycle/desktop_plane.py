@@ -1,15 +1,18 @@
 """The desktop's parts, wired to the rest of muxd (docs/desktop.md): notifications
-from panes nobody looks at, with the terminal their action opens."""
+from panes nobody looks at, with the terminal their action opens; the snapshot
+before suspend and shutdown."""
 
+import asyncio
 from collections.abc import Callable
 
 from mux.attach.hub import AttachHub
 from mux.config import Settings
 from mux.desktop.notifier import Notifier
+from mux.desktop.sleep_guard import SleepGuard
 from mux.desktop.terminal import TerminalOpener
 from mux.lifecycle.control_plane import ControlPlane
+from mux.lifecycle.session_keeper import SessionKeeper
 from mux.panes.table import PaneTable
-from mux.protocol.restore_problems import UnrestoredPane
 
 
 class DesktopPlane:
@@ -28,7 +31,9 @@ class DesktopPlane:
             settings, lambda pane: attach.clients_of(pane) if attach else 0, self.opener
         )
         self._saved = saved
-        self._failed = failed
+        self._failed = failed  # also: the status line has news
+        self.sleep_guard: SleepGuard | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
 
     def join(self, table: PaneTable, control: ControlPlane) -> None:
         table.notice_listeners.append(self.notifier.pane_notice)
@@ -42,6 +47,21 @@ class DesktopPlane:
         self.notifier.autosave_failed(reason)
         self._failed()
 
-    def started(self, unrestored: list[UnrestoredPane]) -> None:
-        """On the bus: what the start could not restore is told once."""
-        self.notifier.restore_problems(unrestored)
+    def started(self, keeper: SessionKeeper) -> None:
+        """On the bus: what the start could not restore is told once; the guard
+        against suspend and shutdown is set up (in the background)."""
+        self.notifier.restore_problems(keeper.unrestored_panes())
+        self.sleep_guard = SleepGuard(keeper.snapshot, self._failed)
+        task = asyncio.get_running_loop().create_task(self.sleep_guard.start())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    @property
+    def notes(self) -> list[str]:
+        """For the status line."""
+        note = self.sleep_guard.note if self.sleep_guard is not None else ""
+        return [note] if note else []
+
+    async def close(self) -> None:
+        if self.sleep_guard is not None:
+            await self.sleep_guard.close()

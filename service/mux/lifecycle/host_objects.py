@@ -7,10 +7,14 @@ from collections.abc import Callable
 
 from dbus_fast.aio import MessageBus
 
+from mux.config import Settings
 from mux.dbus.host_iface import HostManagerInterface
 from mux.dbus.manager_iface import ManagerInterface
 from mux.federation.hub import Hub
+from mux.federation.ledger import relayed_ledger
+from mux.lifecycle.upgrade import Handover
 from mux.protocol.names import host_path
+from mux.system.paths import Paths
 
 
 class HostObjects:
@@ -50,3 +54,11 @@ class HostObjects:
     def host_state_changed(self, name: str, state: str) -> None:
         if self._manager is not None:
             self._manager.HostStateChanged(name, state)
+
+
+def resumed_hub(settings: Settings, paths: Paths, resume: Handover | None) -> Hub:
+    """The hosts this mux drives; after an upgrade (or a crash), with the same id and
+    ledger."""
+    if resume is None or not resume.hub_id:
+        return Hub(settings, paths)
+    return Hub(settings, paths, resume.hub_id, relayed_ledger(resume.relayed))
