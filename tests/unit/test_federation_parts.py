@@ -11,8 +11,10 @@ import pytest
 from mux.config import HostSettings, Settings
 from mux.dbus.caller import MAX_LINKS, CallerNotes
 from mux.federation.host_book import HostBook
+from mux.federation.hub import link_id
+from mux.federation.ledger import HubLedger, SpawnKey
 from mux.federation.ssh import classify, forward_argv, master_argv, where_argv
-from mux.protocol.errors import InvalidArgument
+from mux.protocol.errors import InvalidArgument, PreconditionFailed
 from mux.protocol.hosts import (
     WhereError,
     check_host_name,
@@ -154,3 +156,34 @@ def test_link_registrations_are_bounded_and_end_with_the_bus() -> None:
     assert ":1.0" not in notes._links and f":1.{MAX_LINKS + 4}" in notes._links
     notes.new_bus()
     assert notes._links == {}
+
+
+def test_the_ledger_counts_early_and_nameless_uses_against_a_spawn() -> None:
+    ledger = HubLedger()
+    early = SpawnKey("sat", b"t" * 16, 7)
+    ledger.mark_use("sat", 7, ":1.9")  # before the spawn's answer came back
+    ledger.spawned(early, ":1.5")
+    with pytest.raises(PreconditionFailed, match="used by another"):
+        ledger.check_kill(early, ["UNATTACHED_SINCE_SPAWN"])
+    nameless = SpawnKey("sat", b"t" * 16, 8)
+    ledger.spawned(nameless, ":1.5")
+    ledger.mark_use("sat", 8, ":1.5")  # the spawner's own: no use
+    ledger.check_kill(nameless, ["UNATTACHED_SINCE_SPAWN"])
+    ledger.mark_use("sat", 8, None)  # nobody the hub can name: someone else
+    with pytest.raises(PreconditionFailed):
+        ledger.check_kill(nameless, ["UNATTACHED_SINCE_SPAWN"])
+    with pytest.raises(PreconditionFailed, match="no record"):
+        ledger.check_kill(SpawnKey("sat", b"u" * 16, 7), ["UNATTACHED_SINCE_SPAWN"])
+
+
+def test_each_satellite_sees_its_own_id_of_the_hub() -> None:
+    secret = bytes(range(16))
+    ids = {link_id(secret, name) for name in ("a", "b")}
+    assert len(ids) == 2 and all(len(i) == 16 for i in ids)
+    assert link_id(secret, "a") == link_id(secret, "a")
+
+
+@pytest.mark.parametrize("destination", ["a;b", "a|b", "$(x)", "`x`", "a b", "-x", "x'y"])
+def test_destinations_a_shell_would_read_are_refused(destination: str) -> None:
+    with pytest.raises(InvalidArgument, match="not an ssh destination"):
+        parse_add_host({"destination": ("s", destination)})

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from mux.protocol.names import EXIT_STATUS_UNKNOWN
 from muxctl.commands.command import ServiceCommand
+from muxctl.errors import EXIT_USAGE, CtlError
 from muxctl.output import print_json, print_table, unwrap
 
 if TYPE_CHECKING:
@@ -63,6 +64,8 @@ async def _every_host(client: "MuxClient") -> tuple[list[dict[str, Any]], list[s
 
 async def run(args: argparse.Namespace, client: "MuxClient") -> int:
     missing: list[str] = []
+    if args.all_hosts and args.host is not None:
+        raise CtlError("give either --host or --all-hosts, not both", EXIT_USAGE)
     if args.all_hosts:
         panes, missing = await _every_host(client)
     else:

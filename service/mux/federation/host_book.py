@@ -9,7 +9,7 @@ from pathlib import Path
 from mux.config import Settings
 from mux.protocol.errors import InvalidArgument, Unavailable
 from mux.protocol.hosts import DEFAULT_REMOTE_MUXCTL, check_destination, check_host_name
-from mux.system.durable import durable_write
+from mux.system.durable import DurableWriteError, durable_write
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,8 @@ class HostBook:
         try:
             self._file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             durable_write(self._file, json.dumps(data, indent=1, sort_keys=True).encode() + b"\n")
-        except OSError as e:
+        except (OSError, DurableWriteError) as e:
             log.error("cannot save the hosts in %s: %s", self._file, e)
-            why = f"the hosts could not be saved ({e.strerror}); nothing changed"
+            detail = e.strerror if isinstance(e, OSError) else "the state directory refused it"
+            why = f"the hosts could not be saved ({detail}); nothing changed"
             raise Unavailable(why) from None

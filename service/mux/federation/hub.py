@@ -1,6 +1,8 @@
 """The hub's hosts and their links: what AddHost, RemoveHost and ListHosts act on."""
 
 import asyncio
+import hashlib
+import hmac
 import logging
 import secrets
 from dataclasses import dataclass
@@ -11,7 +13,7 @@ from mux.federation.host_book import Host, HostBook
 from mux.federation.ledger import HubLedger
 from mux.federation.link import Link
 from mux.federation.network_watch import NetworkWatch
-from mux.protocol.errors import InvalidArgument
+from mux.protocol.errors import InvalidArgument, Unavailable
 from mux.protocol.hosts import HUB_ID_BYTES, HostState, check_host_name
 from mux.system.paths import Paths
 
@@ -27,6 +29,12 @@ class HostEntry:
     state: HostState
     features: int
     last_error: str
+
+
+def link_id(hub_id: bytes, host: str) -> bytes:
+    """What the hub registers as with one satellite: derived from its own id for that
+    host alone, so that no satellite learns what would speak for the hub elsewhere."""
+    return hmac.new(hub_id, b"mux-link:" + host.encode(), hashlib.sha256).digest()[:HUB_ID_BYTES]
 
 
 class HostListener(Protocol):
@@ -55,6 +63,7 @@ class Hub:
         self.hub_id = hub_id if hub_id is not None else secrets.token_bytes(HUB_ID_BYTES)
         self.ledger = ledger if ledger is not None else HubLedger()
         self._links: dict[str, Link] = {}
+        self._closing: set[str] = set()
         self._listener: HostListener | None = None
         self._network = NetworkWatch(self.check_all)
 
@@ -62,9 +71,11 @@ class Hub:
         self._listener = listener
 
     def start(self) -> None:
-        """Read the hosts and dial each (in the background)."""
+        """Read the hosts and dial each that has no link (in the background)."""
         self._book.load()
         for host in self._book.hosts():
+            if host.name in self._links:
+                continue
             self._open(host)
             if self._listener is not None:
                 self._listener.host_added(host.name)
@@ -73,6 +84,8 @@ class Hub:
         return sorted(self._links)
 
     def add(self, name: str, destination: str) -> None:
+        if name in self._closing:
+            raise Unavailable(f"host {name!r} is still being removed; add it again in a moment")
         self._open(self._book.add(name, destination))
         log.info("host %s added (%s)", name, destination)
         if self._listener is not None:
@@ -84,7 +97,11 @@ class Hub:
         if self._listener is not None:
             self._listener.host_removed(name)
         if link is not None:
-            await link.close()
+            self._closing.add(name)  # its directory is the name's until it is gone
+            try:
+                await link.close()
+            finally:
+                self._closing.discard(name)
         log.info("host %s removed", name)
 
     def entries(self) -> list[HostEntry]:
@@ -106,15 +123,15 @@ class Hub:
 
     async def close(self) -> None:
         links, self._links = list(self._links.values()), {}
-        await self._network.close()
         await asyncio.gather(*(link.close() for link in links))
+        await self._network.close()
 
     def _open(self, host: Host) -> None:
         link = Link(
             host,
             self._settings.ssh_command,
             self._paths.host_dir(host.name),
-            self.hub_id,
+            link_id(self.hub_id, host.name),
             self._link_changed,
         )
         self._links[host.name] = link

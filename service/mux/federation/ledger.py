@@ -38,18 +38,32 @@ class HubLedger:
     def __init__(self, kept: Sequence[tuple[SpawnKey, RelayedSpawn]] = ()) -> None:
         """`kept`: what the muxd before an upgrade held, oldest first."""
         self._spawns: OrderedDict[SpawnKey, RelayedSpawn] = OrderedDict(kept)
+        # Uses of ids the hub has no spawn of (yet): a spawn in flight, or none of its.
+        self._unclaimed: dict[tuple[str, int], set[str | None]] = {}
 
     def spawned(self, key: SpawnKey, spawner: str | None) -> None:
-        self._spawns[key] = RelayedSpawn(spawner)
+        """Recorded when the satellite's answer is back: a use of that id relayed
+        meanwhile (by someone who guessed the next id) counts against it."""
+        spawn = RelayedSpawn(spawner)
+        early = self._unclaimed.pop((key.host, key.pane_id), set())
+        spawn.used_by_others = any(_other(user, spawner) for user in early)
+        self._spawns[key] = spawn
         self._spawns.move_to_end(key)
         while len(self._spawns) > MAX_RELAYED_SPAWNS:
             self._spawns.popitem(last=False)
 
     def mark_use(self, host: str, pane_id: int, user: str | None) -> None:
         """Before relaying a use of the pane (any token: the caller names none)."""
+        found = False
         for key, spawn in self._spawns.items():
-            if key.host == host and key.pane_id == pane_id and user != spawn.spawner:
-                spawn.used_by_others = True
+            if key.host == host and key.pane_id == pane_id:
+                found = True
+                if _other(user, spawn.spawner):
+                    spawn.used_by_others = True
+        if not found:
+            self._unclaimed.setdefault((host, pane_id), set()).add(user)
+            while len(self._unclaimed) > MAX_RELAYED_SPAWNS:
+                self._unclaimed.pop(next(iter(self._unclaimed)))
 
     def check_kill(self, key: SpawnKey, conditions: Sequence[str]) -> None:
         """PreconditionFailed when the hub cannot vouch for UNATTACHED_SINCE_SPAWN; the
@@ -88,6 +102,12 @@ class HubLedger:
             )
             for key, spawn in self._spawns.items()
         ]
+
+
+def _other(user: str | None, spawner: str | None) -> bool:
+    """Whether a use by `user` is someone else's: one the hub cannot name never is
+    the spawner's."""
+    return user is None or spawner is None or user != spawner
 
 
 class RelayedRecord(BaseModel):

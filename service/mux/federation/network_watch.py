@@ -21,7 +21,7 @@ log = logging.getLogger(__name__)
 # pyroute2 logs every message it parses at DEBUG: mux's own debug log would drown.
 logging.getLogger("pyroute2").setLevel(logging.INFO)
 
-EVENTS = frozenset({"RTM_NEWLINK", "RTM_NEWADDR", "RTM_DELADDR", "RTM_NEWROUTE"})
+EVENTS = frozenset({"RTM_NEWLINK", "RTM_NEWADDR", "RTM_DELADDR", "RTM_NEWROUTE", "RTM_DELROUTE"})
 # Changes come in bursts (a link up: a link, then routes and addresses): one check.
 SETTLE_SECONDS = 0.05
 
@@ -42,7 +42,7 @@ class NetworkWatch:
             self._pending.cancel()
         if task is not None:
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            with contextlib.suppress(BaseException):  # what it ended with was logged
                 await task
 
     async def _watch(self) -> None:
@@ -58,6 +58,8 @@ class NetworkWatch:
             while True:
                 async for message in route.get():
                     self._seen(message)
+        except Exception as e:  # a netlink overflow, say: links heal without it
+            log.warning("netlink watch ended (%s): links heal by keepalives and backoff", e)
         finally:
             route.close()
 

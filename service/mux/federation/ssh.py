@@ -68,7 +68,6 @@ _HOST_KEY = re.compile(
 )
 _AUTH = re.compile(r"Permission denied|Too many authentication failures|no mutual signature")
 _FORWARDING = re.compile(r"administratively prohibited|forwarding (is )?disabled", re.IGNORECASE)
-_NOT_FOUND = re.compile(r"command not found|No such file or directory|not found")
 
 
 def classify(destination: str, stderr: str, *, status: int | None = None) -> Failure:
@@ -91,7 +90,7 @@ def classify(destination: str, stderr: str, *, status: int | None = None) -> Fai
             "sshd_config",
             refused=False,
         )
-    if status == 127 or (status is not None and _NOT_FOUND.search(stderr)):
+    if status == 127:
         return Failure(f"mux is not installed on {destination} (muxctl: command not found)", False)
     return Failure(f"ssh {destination}: {last_line(stderr) or 'failed'}", refused=False)
 

@@ -18,6 +18,7 @@ from mux.federation.ssh import (
     LinkFailure,
     classify,
     forward_argv,
+    last_line,
     master_argv,
     where_argv,
 )
@@ -28,6 +29,8 @@ log = logging.getLogger(__name__)
 STDERR_KEPT = 8192
 POLL_SECONDS = 0.01
 STOP_SECONDS = 2.0
+SSH_FAILED = 255  # ssh's exit status for its own failures; else the remote command's
+COMMAND_NOT_FOUND = 127
 TERM_AGAIN_SECONDS = 0.25
 
 
@@ -79,8 +82,15 @@ class SshMaster:
         """Ask the satellite where its mux serves (starting it there if needed)."""
         argv = where_argv(self._ssh, self._destination, str(self.control), muxctl)
         status, out, err = await self._run(argv)
+        err = err.replace(str(self._dir), "<host dir>")
+        if status == SSH_FAILED:  # ssh's own failure: a login, a host key, the network
+            raise LinkFailure(classify(self._destination, err))
+        if status == COMMAND_NOT_FOUND:
+            why = f"mux is not installed on {self._destination} (muxctl: command not found)"
+            raise LinkFailure(Failure(why, False))
         if status != 0:
-            raise LinkFailure(classify(self._destination, err, status=status))
+            why = f"muxctl where on {self._destination} failed (status {status}): {last_line(err)}"
+            raise LinkFailure(Failure(why, False))
         try:
             return parse_where(out)
         except WhereError as e:
@@ -93,7 +103,9 @@ class SshMaster:
         argv = forward_argv(self._ssh, self._destination, str(self.control), forwards)
         status, _, err = await self._run(argv)
         if status != 0:
-            raise LinkFailure(classify(self._destination, err.replace(str(self._dir), "")))
+            raise LinkFailure(
+                classify(self._destination, err.replace(str(self._dir), "<host dir>"))
+            )
 
     async def stop(self) -> None:
         process, self._process = self._process, None

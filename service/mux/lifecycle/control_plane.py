@@ -292,7 +292,9 @@ class ControlPlane:
             await bus.wait_for_disconnect()  # type: ignore[no-untyped-call]
 
     async def reopen_after_failed_upgrade(self) -> None:
-        """The exec failed: serve on the bus again (StartupError if that fails)."""
+        """The exec failed: serve on the bus again (StartupError if that fails), and
+        dial the hosts again."""
+        self.hub.start()
         if self._bus is not None and self._bus.connected:
             return
         assert self._service is not None
@@ -300,7 +302,6 @@ class ControlPlane:
             await self.connect(self._service)
         finally:
             self._reconnected.set()
-        self.hub.start()
 
     # -- stop -------------------------------------------------------------------------
 

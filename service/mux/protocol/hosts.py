@@ -13,9 +13,10 @@ from mux.protocol.errors import InvalidArgument
 HOST_NAME = re.compile(r"[A-Za-z0-9_]{1,64}")
 HUB_ID_BYTES = 16
 DEFAULT_REMOTE_MUXCTL = "muxctl"
-# An ssh destination: user@host, host, an alias, ssh://user@host:port. Never an
-# option (a leading "-"), never whitespace or control characters.
-_DESTINATION = re.compile(r"[^\s\x00-\x1f\x7f-][^\s\x00-\x1f\x7f]{0,254}")
+# An ssh destination: user@host, host, an alias, [v6]:port, ssh://user@host:port.
+# Never an option (a leading "-"), and nothing a shell would read: a user's
+# ProxyCommand or Match exec may hand %h to one.
+_DESTINATION = re.compile(r"[A-Za-z0-9_.@%+:\[\]/][A-Za-z0-9_.@%+:\[\]/-]{0,254}")
 
 
 class HostState(StrEnum):
