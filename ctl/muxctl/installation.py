@@ -81,6 +81,44 @@ def launchd_file(home: Path, paths: Paths) -> InstalledFile:
     return InstalledFile(home / "Library" / "LaunchAgents" / LAUNCHD_PLIST, plistlib.dumps(plist))
 
 
+DESKTOP_ENTRY = "org.mux.Mux.desktop"
+# GNOME Shell reads search providers from the system's data dirs only: packages
+# install org.mux.Mux.search-provider.ini there, muxctl install cannot.
+SEARCH_PROVIDER_NOTE = (
+    "GNOME Shell reads search providers only from system directories: the mux package "
+    "installs org.mux.Mux.search-provider.ini there (KRunner's plugin is installed here)"
+)
+
+
+def desktop_exec(argv: list[str]) -> str:
+    """An Exec= value (the Desktop Entry Specification's quoting, not a shell's)."""
+
+    def one(arg: str) -> str:
+        if not any(c.isspace() or c in "\"'\\><~|&;$*?#()`" for c in arg):
+            return arg
+        escaped = "".join("\\" + c if c in '"`$\\' else c for c in arg)
+        return f'"{escaped}"'
+
+    return " ".join(one(arg) for arg in argv)
+
+
+def desktop_files(data_home: Path) -> list[InstalledFile]:
+    """The desktop entry (its Exec lines this installation's muxctl) and KRunner's plugin."""
+    entry = _shipped("desktopfiles", DESKTOP_ENTRY)
+    lines = []
+    for line in entry.splitlines():
+        key, _, value = line.partition("=")
+        exec_line = f"Exec={desktop_exec([*muxctl_argv(), *value.split()[1:]])}"
+        lines.append(exec_line if key == "Exec" else line)
+    krunner = _shipped("desktopfiles", f"krunner/{DESKTOP_ENTRY}")
+    return [
+        InstalledFile(
+            data_home / "applications" / DESKTOP_ENTRY, ("\n".join(lines) + "\n").encode()
+        ),
+        InstalledFile(data_home / "krunner" / "dbusplugins" / DESKTOP_ENTRY, krunner.encode()),
+    ]
+
+
 def xdg_dirs(environ: dict[str, str] | None = None) -> tuple[Path, Path]:
     """($XDG_CONFIG_HOME, $XDG_DATA_HOME), with their defaults."""
     env = dict(os.environ) if environ is None else environ

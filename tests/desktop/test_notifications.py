@@ -88,7 +88,7 @@ def test_a_finished_command_is_notified_and_its_action_opens_a_terminal(
     )
     argv = wait_for(lambda: record.exists() and record.read_text().split("\n"), what="a terminal")
     assert argv[-3:] == ["attach", str(pane), ""]
-    assert argv[0].endswith("muxctl") or argv[1:3] == ["-m", "muxctl"]
+    assert argv[-6:-3] == ["-P", "-m", "muxctl"]
 
 
 def test_a_pane_that_notifies_in_a_loop_is_rate_limited(

@@ -68,7 +68,7 @@ def _installed_file(label: str, path: Path) -> Finding:
 
 
 def _systemd() -> list[Finding]:
-    from muxctl.installation import DBUS_SERVICE_FILE, xdg_dirs
+    from muxctl.installation import DBUS_SERVICE_FILE, DESKTOP_ENTRY, xdg_dirs
     from muxctl.systemd_user import manager_reachable, systemctl
 
     config_home, data_home = xdg_dirs()
@@ -76,6 +76,8 @@ def _systemd() -> list[Finding]:
         _installed_file("mux.service", config_home / "systemd/user/mux.service"),
         _installed_file("mux.socket", config_home / "systemd/user/mux.socket"),
         _installed_file("D-Bus activation", data_home / "dbus-1/services" / DBUS_SERVICE_FILE),
+        _installed_file("desktop entry", data_home / "applications" / DESKTOP_ENTRY),
+        _installed_file("KRunner plugin", data_home / "krunner/dbusplugins" / DESKTOP_ENTRY),
     ]
     if not manager_reachable():
         findings.append(

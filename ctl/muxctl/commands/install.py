@@ -23,17 +23,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from mux.system.paths import resolve_paths
-    from muxctl.installation import launchd_file, systemd_files, write_file, xdg_dirs
+    from muxctl.installation import (
+        SEARCH_PROVIDER_NOTE,
+        desktop_files,
+        launchd_file,
+        systemd_files,
+        write_file,
+        xdg_dirs,
+    )
 
     if sys.platform == "darwin":
         files = [launchd_file(Path(os.environ.get("HOME") or Path.home()), resolve_paths())]
     else:
-        files = systemd_files(*xdg_dirs())
+        config_home, data_home = xdg_dirs()
+        files = [*systemd_files(config_home, data_home), *desktop_files(data_home)]
     report = [{"path": str(f.path), "changed": write_file(f)} for f in files]
     if sys.platform == "darwin":
         actions = _activate(args, files[0].path)
     else:
-        actions = [*_reload_bus(), *_systemd(args)]
+        actions = [*_reload_bus(), *_systemd(args), SEARCH_PROVIDER_NOTE]
     written = [
         f"{'wrote' if entry['changed'] else 'unchanged'} {entry['path']}" for entry in report
     ]

@@ -16,7 +16,7 @@ from muxctl.output import print_json_or_lines
 
 def run(args: argparse.Namespace) -> int:
     from mux.system.paths import resolve_paths
-    from muxctl.installation import launchd_file, systemd_files, xdg_dirs
+    from muxctl.installation import desktop_files, launchd_file, systemd_files, xdg_dirs
     from muxctl.systemd_user import manager_reachable, systemctl
 
     actions: list[str] = []
@@ -29,7 +29,9 @@ def run(args: argparse.Namespace) -> int:
         )
         files = [file.path]
     else:
-        files = [f.path for f in systemd_files(*xdg_dirs())]
+        config_home, data_home = xdg_dirs()
+        installed = [*systemd_files(config_home, data_home), *desktop_files(data_home)]
+        files = [f.path for f in installed]
         if manager_reachable():
             systemctl("disable", "mux.socket", "mux.service")
             actions.append("systemctl --user disable mux.socket mux.service")

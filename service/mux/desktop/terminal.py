@@ -11,8 +11,9 @@ import contextlib
 import logging
 import os
 import shutil
-import sys
 from collections.abc import Callable, Sequence
+
+from mux.system.muxd_command import muxctl_argv
 
 log = logging.getLogger(__name__)
 
@@ -36,15 +37,6 @@ def terminal_prefix(
         if which(candidate[0]) is not None:
             return list(candidate)
     return None
-
-
-def muxctl_argv() -> list[str]:
-    """How this installation's muxctl is run: the script beside this Python, else
-    `python -m muxctl` with it (PATH may not have it, in a venv or a package's)."""
-    script = os.path.join(os.path.dirname(sys.executable), "muxctl")
-    if os.access(script, os.X_OK):
-        return [script]
-    return [sys.executable, "-m", "muxctl"]
 
 
 class TerminalOpener:

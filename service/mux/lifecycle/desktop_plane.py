@@ -5,8 +5,17 @@ before suspend and shutdown."""
 import asyncio
 from collections.abc import Callable
 
+from dbus_fast.aio import MessageBus
+
 from mux.attach.hub import AttachHub
 from mux.config import Settings
+from mux.dbus.search_ifaces import (
+    KRUNNER_PATH,
+    SEARCH_PROVIDER_PATH,
+    GnomeSearchProvider,
+    KRunner,
+    PaneFinder,
+)
 from mux.desktop.notifier import Notifier
 from mux.desktop.sleep_guard import SleepGuard
 from mux.desktop.terminal import TerminalOpener
@@ -38,6 +47,8 @@ class DesktopPlane:
     def join(self, table: PaneTable, control: ControlPlane) -> None:
         table.notice_listeners.append(self.notifier.pane_notice)
         control.add_connection_listener(self.notifier)
+        finder = PaneFinder(table, self.opener.open_attached)
+        control.add_connection_listener(SearchObjects(finder, table.close))
 
     def snapshot_saved(self, generation: int) -> None:
         self.notifier.autosave_saved()
@@ -65,3 +76,18 @@ class DesktopPlane:
     async def close(self) -> None:
         if self.sleep_guard is not None:
             await self.sleep_guard.close()
+
+
+class SearchObjects:
+    """GNOME Shell's and KRunner's providers, exported on each bus connection."""
+
+    def __init__(self, finder: PaneFinder, kill: Callable[[int], None]) -> None:
+        self._finder = finder
+        self._kill = kill
+
+    def connected(self, bus: MessageBus, *_: object) -> None:
+        bus.export(SEARCH_PROVIDER_PATH, GnomeSearchProvider(self._finder))
+        bus.export(KRUNNER_PATH, KRunner(self._finder, self._kill))
+
+    def disconnected(self) -> None:
+        pass
