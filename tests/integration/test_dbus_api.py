@@ -122,8 +122,18 @@ def list_panes_raw(service: Service) -> dict[int, dict[str, Variant]]:
     return {int(entry["id"].value): entry for entry in entries}
 
 
+# Always there besides the panes: the desktops' search objects (docs/desktop.md#pane-search).
+SEARCH_OBJECTS = {
+    "/org/mux/Mux1/SearchProvider": {"org.gnome.Shell.SearchProvider2": {}},
+    "/org/mux/Mux1/KRunner": {"org.kde.krunner1": {}},
+}
+
+
 def managed_objects(service: Service) -> dict[str, dict[str, dict[str, Variant]]]:
+    """The pane objects of GetManagedObjects (the search objects checked and left out)."""
     (objects,) = service.call("GetManagedObjects", interface=OBJECT_MANAGER)
+    for path, interfaces in SEARCH_OBJECTS.items():
+        assert objects.pop(path) == interfaces
     return dict(objects)
 
 
@@ -577,11 +587,11 @@ def test_get_managed_objects_through_each_client(service: Service) -> None:
     assert objects[pane_path(second)][PANE]["ExitStatus"] == Variant("i", 4)
 
     out = service.busctl("call", BUS_NAME, ROOT, OBJECT_MANAGER, "GetManagedObjects").stdout
-    assert out.startswith("a{oa{sa{sv}}} 2 ")
+    assert out.startswith("a{oa{sa{sv}}} 4 "), "two panes and the two search objects"
     assert f'"{pane_path(first)}" 1 "{PANE}" 11 ' in out
     assert '"Title" s "two"' in out and '"ExitStatus" i 4' in out
     out = service.gdbus_call(f"{OBJECT_MANAGER}.GetManagedObjects").stdout
-    assert f"objectpath '{pane_path(first)}': {{'{PANE}': {{" in out
+    assert f"'{pane_path(first)}': {{'{PANE}': {{" in out
     assert "'State': <'exited'>" in out
 
     service.call("Kill", "t", [first])
