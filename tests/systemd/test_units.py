@@ -278,3 +278,16 @@ def test_a_restarted_user_bus_is_an_outage_not_a_stop(user_systemd: UserSystemd)
             what="the status without the outage",
         )
     assert sd.show("mux.service", "NRestarts") == "0"
+
+
+def test_stop_under_systemd_is_systemctl_stop(user_systemd: UserSystemd) -> None:
+    """docs/muxctl.md#stop: systemd stops it, knows it was on purpose, restarts nothing."""
+    sd = user_systemd
+    installed(sd, "--now")
+    assert sd.muxctl("spawn", "--", "sleep", "600").returncode == 0
+    result = sd.muxctl("stop")
+    assert result.returncode == 0, result.stderr
+    assert "systemctl --user stop mux.service" in result.stdout
+    assert sd.show("mux.service", "ActiveState") == "inactive"
+    assert sd.show("mux.service", "NRestarts") == "0"
+    assert sd.show("mux.socket", "ActiveState") == "active", "the next use starts it again"
