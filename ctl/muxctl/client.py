@@ -26,6 +26,7 @@ from mux.protocol.names import (
     MANAGER_INTERFACE,
     ROOT_PATH,
 )
+from mux.system.bus_daemon import BUS_DAEMON, BUS_DAEMON_PATH, bus_daemon_message
 from mux.system.busaddr import BusChoice, BusKind, choose_bus, socket_answers
 from mux.system.locks import holder_alive
 from mux.system.muxd_command import muxd_argv
@@ -112,6 +113,18 @@ class MuxClient:
             os.close(extra)
         return int(reply.unix_fds[0])
 
+    async def ask_bus(self, member: str, signature: str = "", body: list[Any] | None = None) -> Any:
+        """The bus daemon's own answer (org.freedesktop.DBus); RemoteError if it refuses."""
+        answer = await self.call(
+            member,
+            signature,
+            body,
+            interface=BUS_DAEMON,
+            path=BUS_DAEMON_PATH,
+            destination=BUS_DAEMON,
+        )
+        return answer[0] if answer else None
+
     async def get_property(self, name: str, interface: str = MANAGER_INTERFACE) -> Any:
         (variant,) = await self.call(
             "Get", "ss", [interface, name], interface="org.freedesktop.DBus.Properties"
@@ -167,16 +180,7 @@ async def _connect_bus(choice: BusChoice) -> MessageBus:
 
 async def name_has_owner(bus: MessageBus) -> bool:
     """Whether org.mux.Mux1 is owned: asks the bus daemon, never activates mux."""
-    reply = await bus.call(
-        Message(
-            destination="org.freedesktop.DBus",
-            path="/org/freedesktop/DBus",
-            interface="org.freedesktop.DBus",
-            member="NameHasOwner",
-            signature="s",
-            body=[BUS_NAME],
-        )
-    )
+    reply = await bus.call(bus_daemon_message("NameHasOwner", "s", [BUS_NAME]))
     return bool(reply and reply.message_type is MessageType.METHOD_RETURN and reply.body[0])
 
 

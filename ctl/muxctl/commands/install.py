@@ -72,12 +72,7 @@ def _reload_bus() -> list[str]:
             return False
         client = MuxClient(bus, choice)
         try:
-            await client.call(
-                "ReloadConfig",
-                interface="org.freedesktop.DBus",
-                path="/org/freedesktop/DBus",
-                destination="org.freedesktop.DBus",
-            )
+            await client.ask_bus("ReloadConfig")
         except RemoteError:  # the bus would not (a policy refusing it, say)
             return False
         finally:

@@ -67,17 +67,9 @@ async def _owner_pid(client: "MuxClient") -> int:
 
     from mux.protocol.names import BUS_NAME
 
-    bus_daemon = {"destination": "org.freedesktop.DBus", "path": "/org/freedesktop/DBus"}
-    interface = "org.freedesktop.DBus"
-    (uid,) = await client.call(
-        "GetConnectionUnixUser", "s", [BUS_NAME], interface=interface, **bus_daemon
-    )
-    if uid != os.getuid():
+    if await client.ask_bus("GetConnectionUnixUser", "s", [BUS_NAME]) != os.getuid():
         raise CtlError(f"the owner of {BUS_NAME} is another user's process; not stopping it")
-    (pid,) = await client.call(
-        "GetConnectionUnixProcessID", "s", [BUS_NAME], interface=interface, **bus_daemon
-    )
-    return int(pid)
+    return int(await client.ask_bus("GetConnectionUnixProcessID", "s", [BUS_NAME]))
 
 
 def _gone(pid: int, deadline: float) -> bool:

@@ -7,7 +7,7 @@ re-executes; this waits until the new program owns the bus name again.
 import argparse
 import json
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from muxctl.commands.command import ServiceCommand
 from muxctl.errors import CtlError
@@ -24,24 +24,11 @@ def report_not_running(args: argparse.Namespace, error: "NotRunning") -> int:
     raise CtlError(f"nothing to upgrade: {error}")
 
 
-async def _ask_the_bus(client: "MuxClient", member: str, name: str) -> Any:
-    """The bus's own answer (org.freedesktop.DBus) about a name on it."""
-    (answer,) = await client.call(
-        member,
-        "s",
-        [name],
-        interface="org.freedesktop.DBus",
-        path="/org/freedesktop/DBus",
-        destination="org.freedesktop.DBus",
-    )
-    return answer
-
-
 async def _owner(client: "MuxClient") -> str:
     from mux.protocol.names import BUS_NAME
 
     try:
-        return str(await _ask_the_bus(client, "GetNameOwner", BUS_NAME))
+        return str(await client.ask_bus("GetNameOwner", "s", [BUS_NAME]))
     except CtlError:
         return ""
 
@@ -74,7 +61,7 @@ async def run(args: argparse.Namespace, client: "MuxClient") -> int:
     if outcome.get("error"):
         raise CtlError(f"{outcome['error']}; mux goes on serving as it was")
     version = await client.get_property("Version")
-    pid = await _ask_the_bus(client, "GetConnectionUnixProcessID", owner)
+    pid = await client.ask_bus("GetConnectionUnixProcessID", "s", [owner])
     if args.json:
         print_json(
             {

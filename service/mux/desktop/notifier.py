@@ -10,13 +10,11 @@ most one per pane per `notify_min_interval_seconds`; text from programs is
 bounded and stripped of control characters. No server: one log line, silence.
 """
 
-import asyncio
 import html
 import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from dbus_fast import Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
@@ -26,6 +24,8 @@ from mux.desktop.terminal import TerminalOpener
 from mux.panes.pane import Pane
 from mux.protocol.notices import BODY_CHARS, SUMMARY_CHARS, CommandFinished, Notice, clean
 from mux.protocol.restore_problems import UnrestoredPane
+from mux.system.bus_daemon import bus_daemon_message
+from mux.system.tasks import BackgroundTasks
 
 log = logging.getLogger(__name__)
 
@@ -64,7 +64,7 @@ class Notifier:
         self._absent_logged = False
         self._failing_since: float | None = None
         self._failure_told = False
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = BackgroundTasks()
 
     # -- the bus connection (the control plane's listener) --------------------------
 
@@ -72,7 +72,7 @@ class Notifier:
         self._bus = bus
         self._shown.clear()  # their actions would come to the old connection
         bus.add_message_handler(self._signal)
-        self._spawn(self._match(bus))
+        self._tasks.spawn(self._match(bus))
 
     def disconnected(self) -> None:
         self._bus = None
@@ -132,7 +132,7 @@ class Notifier:
         if bus is None:
             log.info("not on a bus: notification not shown: %s", summary)
             return
-        self._spawn(self._notify(bus, clean(summary, SUMMARY_CHARS), _body(body), pane_id))
+        self._tasks.spawn(self._notify(bus, clean(summary, SUMMARY_CHARS), _body(body), pane_id))
 
     async def _notify(self, bus: MessageBus, summary: str, body: str, pane: int | None) -> None:
         actions = ["default", "Open"] if pane is not None else []
@@ -165,16 +165,7 @@ class Notifier:
                 self._shown.popitem(last=False)
 
     async def _match(self, bus: MessageBus) -> None:
-        await bus.call(
-            Message(
-                destination="org.freedesktop.DBus",
-                path="/org/freedesktop/DBus",
-                interface="org.freedesktop.DBus",
-                member="AddMatch",
-                signature="s",
-                body=[SIGNALS_RULE],
-            )
-        )
+        await bus.call(bus_daemon_message("AddMatch", "s", [SIGNALS_RULE]))
 
     def _signal(self, message: Message) -> None:
         if message.message_type is not MessageType.SIGNAL or message.interface != SERVER:
@@ -185,11 +176,6 @@ class Notifier:
                 self._opener.open_attached(pane)
         elif message.member == "NotificationClosed" and message.signature == "uu":
             self._shown.pop(int(message.body[0]), None)
-
-    def _spawn(self, coroutine: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
 
 
 def _finished_text(pane: Pane, notice: CommandFinished) -> tuple[str, str]:

@@ -8,7 +8,6 @@ lets go of the inhibitor; on `PrepareForSleep(false)` (resumed) it takes one
 again. No system bus or no logind: one log line, and mux runs as before.
 """
 
-import asyncio
 import contextlib
 import logging
 import os
@@ -17,6 +16,9 @@ from typing import Any
 
 from dbus_fast import BusType, Message, MessageType
 from dbus_fast.aio import MessageBus
+
+from mux.system.bus_daemon import bus_daemon_message
+from mux.system.tasks import BackgroundTasks
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +38,7 @@ class SleepGuard:
         self._changed = changed
         self._bus: MessageBus | None = None
         self._inhibitor: int | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = BackgroundTasks()
         # For the status line: "" while the inhibitor is held or there is none.
         self.note = ""
 
@@ -50,12 +52,11 @@ class SleepGuard:
         bus.add_message_handler(self._signal)
         for member in SIGNALS:
             rule = f"type='signal',sender='{LOGIND}',interface='{LOGIND_MANAGER}',member='{member}'"
-            await _call(bus, _add_match(rule))
+            await _call(bus, bus_daemon_message("AddMatch", "s", [rule]))
         await self._take()
 
     async def close(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
+        self._tasks.cancel_all()
         self._release()
         if self._bus is not None:
             self._bus.disconnect()
@@ -99,10 +100,10 @@ class SleepGuard:
         going = bool(message.body[0])
         what = "suspend" if message.member == "PrepareForSleep" else "shutdown"
         if going:
-            self._spawn(self._before(what))
+            self._tasks.spawn(self._before(what))
         elif what == "suspend":
             log.info("resumed: taking the inhibitor again")
-            self._spawn(self._take())
+            self._tasks.spawn(self._take())
 
     async def _before(self, what: str) -> None:
         try:
@@ -120,11 +121,6 @@ class SleepGuard:
             self.note = note
             self._changed()
 
-    def _spawn(self, coroutine: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
 
 def _logind(member: str, signature: str = "", body: list[Any] | None = None) -> Message:
     return Message(
@@ -134,17 +130,6 @@ def _logind(member: str, signature: str = "", body: list[Any] | None = None) -> 
         member=member,
         signature=signature,
         body=body or [],
-    )
-
-
-def _add_match(rule: str) -> Message:
-    return Message(
-        destination="org.freedesktop.DBus",
-        path="/org/freedesktop/DBus",
-        interface="org.freedesktop.DBus",
-        member="AddMatch",
-        signature="s",
-        body=[rule],
     )
 
 

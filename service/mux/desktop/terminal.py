@@ -14,6 +14,7 @@ import shutil
 from collections.abc import Callable, Sequence
 
 from mux.system.muxd_command import muxctl_argv
+from mux.system.tasks import BackgroundTasks
 
 log = logging.getLogger(__name__)
 
@@ -42,7 +43,7 @@ def terminal_prefix(
 class TerminalOpener:
     def __init__(self, configured: Sequence[str] | None) -> None:
         self._configured = list(configured) if configured else None
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = BackgroundTasks()
 
     def open_attached(self, pane_id: int) -> bool:
         """Start a terminal attached to the pane; False (and a log line) when there is
@@ -52,9 +53,7 @@ class TerminalOpener:
             log.warning("no terminal to open pane %d in: set terminal_command", pane_id)
             return False
         argv = [*prefix, *muxctl_argv(), "attach", str(pane_id)]
-        task = asyncio.get_running_loop().create_task(self._run(argv, pane_id))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(self._run(argv, pane_id))
         return True
 
     async def _run(self, argv: list[str], pane_id: int) -> None:

@@ -15,13 +15,12 @@ from mux.federation.ssh import Failure, LinkFailure
 from mux.federation.ssh_master import SshMaster
 from mux.protocol.hosts import unix_socket_path
 from mux.protocol.names import BUS_NAME, FEATURE_LINKS, MANAGER_INTERFACE, ROOT_PATH
+from mux.system.bus_daemon import BUS_DAEMON, bus_daemon_message
 
 log = logging.getLogger(__name__)
 
 # A new muxd there (an upgrade, a restart) knows no link: the link registers again.
-OWNER_RULE = (
-    f"type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',arg0='{BUS_NAME}'"
-)
+OWNER_RULE = f"type='signal',sender='{BUS_DAEMON}',member='NameOwnerChanged',arg0='{BUS_NAME}'"
 
 
 async def dial(host: Host, master: SshMaster, hub_id: bytes) -> tuple[MessageBus, int]:
@@ -44,8 +43,8 @@ async def dial(host: Host, master: SshMaster, hub_id: bytes) -> tuple[MessageBus
     try:
         features = await _features(bus, host.destination)
         if features & FEATURE_LINKS:
-            rule: list[object] = [OWNER_RULE]
-            await satellite_call(bus, host.destination, "AddMatch", "s", rule, to_bus=True)
+            match = bus_daemon_message("AddMatch", "s", [OWNER_RULE])
+            await _answer(bus, host.destination, match)
             await satellite_call(bus, host.destination, "RegisterLink", "ay", [hub_id])
     except BaseException:
         bus.disconnect()
@@ -91,23 +90,24 @@ async def satellite_call(
     body: list[object],
     *,
     interface: str = MANAGER_INTERFACE,
-    to_bus: bool = False,
 ) -> Message:
-    """A call of the dial (to mux there, or `to_bus`: to the bus daemon); an error
-    reply fails the dial."""
-    reply = await bus.call(
-        Message(
-            destination="org.freedesktop.DBus" if to_bus else BUS_NAME,
-            path="/org/freedesktop/DBus" if to_bus else ROOT_PATH,
-            interface="org.freedesktop.DBus" if to_bus else interface,
-            member=member,
-            signature=signature,
-            body=body,
-        )
+    """A call to mux on the satellite; an error reply fails the dial."""
+    message = Message(
+        destination=BUS_NAME,
+        path=ROOT_PATH,
+        interface=interface,
+        member=member,
+        signature=signature,
+        body=body,
     )
+    return await _answer(bus, destination, message)
+
+
+async def _answer(bus: MessageBus, destination: str, message: Message) -> Message:
+    reply = await bus.call(message)
     assert reply is not None
     if reply.message_type is MessageType.ERROR:
         detail = reply.body[0] if reply.body else ""
-        why = f"mux on {destination}: {member}: {detail or reply.error_name}"
+        why = f"mux on {destination}: {message.member}: {detail or reply.error_name}"
         raise LinkFailure(Failure(why, False))
     return reply

@@ -16,7 +16,7 @@ import contextlib
 import logging
 import random
 import shutil
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +30,8 @@ from mux.federation.ssh_master import SshMaster
 from mux.protocol.errors import Unavailable
 from mux.protocol.hosts import HostState
 from mux.protocol.names import BUS_NAME, FEATURE_LINKS, MANAGER_INTERFACE, ROOT_PATH
+from mux.system.bus_daemon import BUS_DAEMON, bus_daemon_message
+from mux.system.tasks import BackgroundTasks
 
 log = logging.getLogger(__name__)
 
@@ -65,7 +67,7 @@ class Link:
         self._task: asyncio.Task[None] | None = None
         self._wake = asyncio.Event()
         self._lost = asyncio.Event()
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = BackgroundTasks()
 
     @property
     def control(self) -> Path:
@@ -94,7 +96,7 @@ class Link:
     def check_now(self) -> None:
         """The network changed: check an up link at once; redial a down one now."""
         if self.state is HostState.UP:
-            self._spawn(self._check())
+            self._tasks.spawn(self._check())
         else:
             self._wake.set()
 
@@ -189,11 +191,6 @@ class Link:
             jitter = random.uniform(0.8, 1.2)  # noqa: S311 (spreads redials, guards nothing)
             await asyncio.wait_for(self._wake.wait(), delay * jitter)
 
-    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
-        task = asyncio.get_running_loop().create_task(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
     def _set(self, state: HostState, last_error: str) -> None:
         if (state, last_error) != (self.state, self.last_error):
             self.state, self.last_error = state, last_error
@@ -210,13 +207,13 @@ class Link:
     def _owner_changed(self, message: Message) -> None:
         if (
             message.message_type is MessageType.SIGNAL
-            and message.sender == "org.freedesktop.DBus"
+            and message.sender == BUS_DAEMON
             and message.member == "NameOwnerChanged"
             and message.signature == "sss"
             and message.body[0] == BUS_NAME
             and message.body[2]
         ):
-            self._spawn(self._register_again())
+            self._tasks.spawn(self._register_again())
 
     async def _register_again(self) -> None:
         bus = self.bus
@@ -258,12 +255,8 @@ class Link:
         bus = self.bus
         if bus is None:
             return
-        ping = Message(
-            destination="org.freedesktop.DBus",
-            path="/org/freedesktop/DBus",
-            interface="org.freedesktop.DBus.Peer",
-            member="Ping",
-            flags=MessageFlag.NO_AUTOSTART,
+        ping = bus_daemon_message(
+            "Ping", interface="org.freedesktop.DBus.Peer", flags=MessageFlag.NO_AUTOSTART
         )
         try:
             await asyncio.wait_for(bus.call(ping), CHECK_SECONDS)

@@ -21,7 +21,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from dbus_fast import AuthError, Message, NameFlag, RequestNameReply
+from dbus_fast import AuthError, NameFlag, RequestNameReply
 
 from mux.attach.hub import AttachHub
 from mux.dbus.caller import CallerNotes
@@ -43,6 +43,7 @@ from mux.panes.exits import Reapable
 from mux.panes.process import ChildProcess, ForeignProcess
 from mux.panes.table import PaneTable
 from mux.protocol.names import BUS_NAME, ROOT_PATH
+from mux.system.bus_daemon import bus_daemon_message
 from mux.system.busaddr import BusKind, choose_bus, socket_answers
 from mux.system.dbus_adapter import close_after_sending
 from mux.system.notify import Supervisor
@@ -278,7 +279,7 @@ class ControlPlane:
         """A round trip to the bus daemon: everything sent before it (an Upgrade reply
         among it) has been written once its answer is back."""
         assert self._bus is not None
-        await self._bus.call(_get_id())
+        await self._bus.call(bus_daemon_message("GetId"))
 
     async def close_for_upgrade(self) -> None:
         """Leave the bus before the exec: the new muxd takes the name."""
@@ -316,16 +317,6 @@ class ControlPlane:
     def stop_private_bus(self) -> None:
         if self._private_bus is not None:
             stop_private_bus(self._private_bus, self._paths.private_bus)
-
-
-def _get_id() -> Message:
-    """A new message each time: dbus-fast numbers a message when it sends it."""
-    return Message(
-        destination="org.freedesktop.DBus",
-        path="/org/freedesktop/DBus",
-        interface="org.freedesktop.DBus",
-        member="GetId",
-    )
 
 
 def _disconnect_reason(lost: "asyncio.Future[object]") -> str:

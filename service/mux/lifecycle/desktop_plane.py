@@ -2,7 +2,6 @@
 from panes nobody looks at, with the terminal their action opens; the snapshot
 before suspend and shutdown."""
 
-import asyncio
 from collections.abc import Callable
 
 from dbus_fast.aio import MessageBus
@@ -22,6 +21,7 @@ from mux.desktop.terminal import TerminalOpener
 from mux.lifecycle.control_plane import ControlPlane
 from mux.lifecycle.session_keeper import SessionKeeper
 from mux.panes.table import PaneTable
+from mux.system.tasks import BackgroundTasks
 
 
 class DesktopPlane:
@@ -42,7 +42,7 @@ class DesktopPlane:
         self._saved = saved
         self._failed = failed  # also: the status line has news
         self.sleep_guard: SleepGuard | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = BackgroundTasks()
 
     def join(self, table: PaneTable, control: ControlPlane) -> None:
         table.notice_listeners.append(self.notifier.pane_notice)
@@ -63,9 +63,7 @@ class DesktopPlane:
         against suspend and shutdown is set up (in the background)."""
         self.notifier.restore_problems(keeper.unrestored_panes())
         self.sleep_guard = SleepGuard(keeper.snapshot, self._failed)
-        task = asyncio.get_running_loop().create_task(self.sleep_guard.start())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(self.sleep_guard.start())
 
     @property
     def notes(self) -> list[str]:

@@ -25,6 +25,7 @@ from dbus_fast.aio import MessageBus
 
 from mux.panes.pane import Pane
 from mux.system import proctree
+from mux.system.tasks import BackgroundTasks
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +74,7 @@ class PaneScopes:
         self._token = token_hex
         self._placed = placed
         self._absent = False
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = BackgroundTasks()
 
     # -- the table's observer -----------------------------------------------------
 
@@ -81,9 +82,7 @@ class PaneScopes:
         if self._absent or not pane.is_running:
             return
         log.debug("pane %d: placing", pane.id)
-        task = self._loop.create_task(self._place(pane))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(self._place(pane))
 
     def pane_removed(self, pane: Pane) -> None:
         pass
@@ -145,8 +144,7 @@ class PaneScopes:
 
     async def stop_all(self) -> None:
         """Stop every scope of this instance that is still there (a clean stop)."""
-        for task in list(self._tasks):
-            task.cancel()
+        self._tasks.cancel_all()
         stopped = await self._stop(lambda name: True, f"mux-pane-*-{self._token()[:8]}.scope")
         if stopped:
             log.info("stopped %d pane scopes left behind", stopped)
