@@ -2,6 +2,8 @@
 
 import argparse
 
+from muxctl.completing import PANE_IDS, complete_with
+
 UINT64_MAX = (1 << 64) - 1
 
 
@@ -25,4 +27,4 @@ def window_id(text: str) -> int:
 
 def add_pane_id(parser: argparse.ArgumentParser) -> None:
     """The ID argument of the verbs that act on one pane."""
-    parser.add_argument("id", type=pane_id, help="pane id")
+    complete_with(parser.add_argument("id", type=pane_id, help="pane id"), PANE_IDS)

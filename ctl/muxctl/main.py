@@ -9,6 +9,7 @@ import sys
 
 from muxctl.commands import COMMANDS
 from muxctl.commands.command import LocalCommand, ServiceCommand
+from muxctl.completing import HOSTS, complete_with
 from muxctl.errors import EXIT_FAILURE, EXIT_USAGE, CtlError, NotRunning
 
 
@@ -22,11 +23,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--no-start", action="store_true", help="do not start muxd when it is not running"
     )
-    parser.add_argument(
+    host = parser.add_argument(
         "--host",
         metavar="NAME",
         help="act on the panes of that host, through this mux (muxctl hosts lists them)",
     )
+    complete_with(host, HOSTS)
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
     for command in COMMANDS:
         sub = verbs.add_parser(command.name, help=command.help, parents=[common])

@@ -304,14 +304,21 @@ def _check() -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="muxd", description="the mux terminal session service")
+def build_parser() -> argparse.ArgumentParser:
+    """muxd's options (man/muxd.1 is generated from them)."""
+    parser = argparse.ArgumentParser(
+        prog="muxd", description="Run the mux terminal session service for this user."
+    )
     parser.add_argument("--version", action="version", version=f"muxd {__version__}")
     parser.add_argument("--check", action="store_true", help="check the installation and config")
     parser.add_argument(RESUME_FLAG, type=int, metavar="FD", help=argparse.SUPPRESS)
     # --check, plus: the handover state on stdin is one this program can resume from.
     parser.add_argument(CHECK_HANDOVER_FLAG, action="store_true", help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     resume_fd: int | None = args.resume_from
 
     if resume_fd is None:

@@ -35,6 +35,9 @@ def test_the_sdist_and_its_wheel_carry_everything(tmp_path: Path) -> None:
         "desktop/krunner/org.mux.Mux.desktop",
         "desktop/interfaces/org.mux.Mux1.Manager.xml",
         "docs/muxctl.md",
+        "man/muxctl.1",
+        "man/muxd.1",
+        "packaging/requirements.txt",
     ):
         assert shipped in names, shipped
     assert "License-Expression: MIT" in metadata and "License-File: LICENSE" in metadata

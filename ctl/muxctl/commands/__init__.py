@@ -7,6 +7,7 @@ The verbs are listed once, in `COMMANDS`, in the order `--help` shows them.
 from muxctl.commands import (
     attach,
     capture,
+    completion,
     doctor,
     hosts,
     install,
@@ -47,4 +48,5 @@ COMMANDS: tuple[ServiceCommand | LocalCommand, ...] = (
     uninstall.COMMAND,
     shell_integration.COMMAND,
     doctor.COMMAND,
+    completion.COMMAND,
 )

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from muxctl.arguments import pane_id
 from muxctl.commands.command import ServiceCommand
+from muxctl.completing import PANE_IDS, complete_with
 from muxctl.errors import EXIT_USAGE, CtlError
 
 if TYPE_CHECKING:
@@ -25,9 +26,10 @@ def add_detach_key(parser: argparse.ArgumentParser) -> None:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
+    pane = parser.add_argument(
         "id", nargs="?", type=pane_id, default=0, help="pane id (default: the last one used)"
     )
+    complete_with(pane, PANE_IDS)
     add_detach_key(parser)
 
 
