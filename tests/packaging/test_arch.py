@@ -38,7 +38,7 @@ TOOLS = {
     "fakeroot": "fakeroot",
     "setpriv": "util-linux",
 }
-BUILD_TOOLS = ("build>=1.0", "installer>=0.7", "setuptools>=77", "shtab>=1.7.2")
+BUILD_TOOLS = ("build>=1.0", "installer>=0.7", "setuptools>=77", "shtab>=1.9")
 
 # A file of the sdist (the same path in the repository) -> where the package installs it.
 DATA = {
@@ -51,6 +51,7 @@ DATA = {
     ),
     "desktop/krunner/org.mux.Mux.desktop": "usr/share/krunner/dbusplugins/org.mux.Mux.desktop",
     "LICENSE": "usr/share/licenses/mux/LICENSE",
+    "packaging/upgrade-running-muxds": "usr/libexec/mux/upgrade-running-muxds",
     **{
         f"desktop/interfaces/{xml.name}": f"usr/share/dbus-1/interfaces/{xml.name}"
         for xml in (ROOT / "desktop" / "interfaces").glob("*.xml")
@@ -341,19 +342,23 @@ def test_pacman_installs_it_into_a_scratch_root(built: Built) -> None:
     assert (root / COMPLETIONS["zsh"]).read_text().startswith("#compdef muxctl")
 
 
-def test_the_scriptlet_only_explains(built: Built) -> None:
+def test_the_scriptlet_explains_and_upgrades_running_muxds(built: Built) -> None:
     scriptlet = subprocess.run(
         ["bsdtar", "-xOf", built.package, ".INSTALL"], capture_output=True, text=True, check=True
     ).stdout
     assert scriptlet == (ARCH / "mux.install").read_text()
     said = subprocess.run(
-        ["bash", "-c", 'source "$1"; post_install; post_upgrade', "-", ARCH / "mux.install"],
+        ["bash", "-c", 'source "$1"; post_install', "-", ARCH / "mux.install"],
         capture_output=True,
         text=True,
         check=True,
     ).stdout
     assert "systemctl --user enable --now mux.socket" in said
-    assert "systemctl --user reload mux.service" in said
-    # It runs nothing (no systemctl, no restart: that would hang up every user's panes).
+    # It runs nothing but upgrade-running-muxds after an upgrade (no systemctl, no
+    # restart: that would hang up every user's panes).
     for line in scriptlet.splitlines():
-        assert re.fullmatch(r"\s*(#.*|echo .*|post_\w+\(\) \{|\}|)", line), line
+        assert re.fullmatch(
+            r"\s*(#.*|echo .*|post_\w+\(\) \{|\}||"
+            r"/usr/libexec/mux/upgrade-running-muxds /usr/bin/python)",
+            line,
+        ), line

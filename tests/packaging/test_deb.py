@@ -41,6 +41,7 @@ INSTALLED = (
     "/usr/share/zsh/vendor-completions/_muxctl",
     "/usr/share/fish/vendor_completions.d/muxctl.fish",
     "/usr/share/doc/mux/copyright",
+    "/usr/libexec/mux/upgrade-running-muxds",
 )
 SOCKET_LINK = Path("/etc/systemd/user/sockets.target.wants/mux.socket")
 
