@@ -23,7 +23,7 @@ from tests.harness import pid_alive, wait_for
 ROOT = Path(__file__).resolve().parents[2]
 USER = 65534  # nobody: an account with no home and no session of its own
 VERSION = "0.1.0-1"
-NEXT_VERSION = "0.1.0-1+rebuild1"
+NEXT_VERSION = "0.1.0-2"
 INSTALLED = (
     "/usr/bin/muxd",
     "/usr/bin/muxctl",
@@ -122,22 +122,17 @@ class User:
 
 @pytest.fixture(scope="module")
 def debs() -> Iterator[tuple[Path, Path, str]]:
-    """The package as built (with lintian's verdict), and the same rebuilt with a
-    higher version (repacked: the upgrade replaces every file under a running muxd)."""
+    """The package as built (with lintian's verdict), and the same source rebuilt with
+    a higher version (the upgrade replaces every file under a running muxd)."""
     if os.geteuid() != 0:
         pytest.skip("the .deb test installs into this machine's system: it needs root")
     out = Path(tempfile.mkdtemp(prefix="mux-deb-"))
     try:
-        built = _run([str(ROOT / "packaging" / "build-deb"), str(out)])
+        build_deb = str(ROOT / "packaging" / "build-deb")
+        built = _run([build_deb, str(out)])
         (deb,) = out.glob(f"mux_{VERSION}_*.deb")
-        tree = out / "tree"
-        _run(["dpkg-deb", "-R", str(deb), str(tree)])
-        control = tree / "DEBIAN" / "control"
-        control.write_text(
-            control.read_text().replace(f"Version: {VERSION}\n", f"Version: {NEXT_VERSION}\n")
-        )
-        rebuilt = out / deb.name.replace(VERSION, NEXT_VERSION)
-        _run(["dpkg-deb", "--root-owner-group", "-b", str(tree), str(rebuilt)])
+        _run([build_deb, "--version", NEXT_VERSION, "--no-lintian", str(out)])
+        (rebuilt,) = out.glob(f"mux_{NEXT_VERSION}_*.deb")
         yield deb, rebuilt, built.stdout + built.stderr
     finally:
         shutil.rmtree(out, ignore_errors=True)
@@ -218,8 +213,7 @@ def test_install_use_upgrade_under_a_running_muxd_and_purge(
     assert user.run("muxctl", "send", pane_id, "x").returncode == 0
     assert pane_id in user.run("muxctl", "ls").stdout
 
-    stopped = user.run("muxctl", "stop")
-    assert "stopped" in stopped.stdout or stopped.returncode == 0
+    user.run("muxctl", "stop")
     wait_for(lambda: not pid_alive(muxd), what="muxd to stop")
 
     _apt("purge", "mux")
