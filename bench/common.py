@@ -31,6 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.harness import outside_environment, wait_for
 
+from mux.system.bus_daemon import bus_daemon_message
+
 T = TypeVar("T")
 
 # The interpreter itself, not a pyenv shim (a shim costs ~80 ms a start).
@@ -257,6 +259,12 @@ async def call(
     if reply.message_type is MessageType.ERROR:
         raise RuntimeError(f"{member}: {reply.error_name}: {reply.body}")
     return list(reply.body)
+
+
+async def name_has_owner(bus: MessageBus) -> bool:
+    """Whether org.mux.Mux1 is owned, asking the bus daemon (activates nothing)."""
+    reply = await bus.call(bus_daemon_message("NameHasOwner", "s", [BUS_NAME]))
+    return bool(reply and reply.message_type is MessageType.METHOD_RETURN and reply.body[0])
 
 
 def spawn_body(argv: Sequence[str]) -> list[Any]:

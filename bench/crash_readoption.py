@@ -31,8 +31,7 @@ from dbus_fast.aio import MessageBus
 from tests.harness import temp_root
 from tests.systemd.conftest import UserSystemd, _why_not
 
-from common import call, connect, median, print_table, spawn
-from muxctl.client import name_has_owner
+from common import call, connect, median, name_has_owner, print_table, spawn
 
 GOAL_SECONDS = 1.0
 

@@ -274,7 +274,7 @@ class Service:
     ) -> list[Any]:
         """One method call through our own client library; raises RemoteError on refusal."""
         with self.environment():
-            return asyncio.run(_call(member, signature, body or [], kwargs))
+            return _call(member, signature, body or [], kwargs)
 
     def spawn(self, argv: list[str] | None = None, **options: Any) -> int:
         """Spawn through our client; options are (signature, value) pairs or plain values."""
@@ -353,14 +353,30 @@ def _run_tool(argv: list[str], check: bool, what: str) -> subprocess.CompletedPr
     return result
 
 
-async def _call(member: str, signature: str, body: list[Any], kwargs: dict[str, Any]) -> list[Any]:
+def _call(member: str, signature: str, body: list[Any], kwargs: dict[str, Any]) -> list[Any]:
     from muxctl.client import connect
 
-    client = await connect(autostart=False)
+    client = connect(autostart=False)
     try:
-        return await client.call(member, signature, body, **kwargs)
+        return [_as_dbus_fast(value) for value in client.call(member, signature, body, **kwargs)]
     finally:
         client.close()
+
+
+def _as_dbus_fast(value: Any) -> Any:
+    """muxctl's client reads variants as muxctl.wire.Variant; the tests compare with
+    dbus-fast's (the service's own library), so they get those."""
+    from dbus_fast import Variant
+
+    from muxctl.wire import Variant as WireVariant
+
+    if isinstance(value, WireVariant):
+        return Variant(value.signature, _as_dbus_fast(value.value))
+    if isinstance(value, dict):
+        return {k: _as_dbus_fast(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_as_dbus_fast(v) for v in value]
+    return value
 
 
 @contextmanager

@@ -1,20 +1,21 @@
 """Talking to the service: finding its bus, starting it when nothing else will, calling it.
 
-Calls are plain D-Bus method calls (no introspection round trip). When the
-service is not on the bus and cannot be activated, muxctl starts `muxd` in the
+Calls are plain, blocking D-Bus method calls (jeepney; no introspection round
+trip, no event loop: a verb costs little more than the interpreter's start). When
+the service is not on the bus and cannot be activated, muxctl starts `muxd` in the
 background itself, the way a tmux client starts its server.
 """
 
-import asyncio
 import os
 import subprocess
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from dbus_fast import Message, MessageFlag, MessageType
-from dbus_fast.aio import MessageBus
+from jeepney import DBusAddress, Message, MessageFlag, MessageType, message_bus, new_method_call
+from jeepney.io.blocking import DBusConnection, open_dbus_connection
+from jeepney.low_level import HeaderFields
 
 from mux.protocol.dbus_methods import MANAGER_METHODS
 from mux.protocol.environment import without_service_variables
@@ -26,7 +27,6 @@ from mux.protocol.names import (
     MANAGER_INTERFACE,
     ROOT_PATH,
 )
-from mux.system.bus_daemon import BUS_DAEMON, BUS_DAEMON_PATH, bus_daemon_message
 from mux.system.busaddr import BusChoice, BusKind, choose_bus, socket_answers
 from mux.system.locks import holder_alive
 from mux.system.muxd_command import muxd_argv
@@ -38,6 +38,7 @@ from mux.system.paths import (
     resolve_paths,
 )
 from muxctl.errors import CtlError, NotRunning, RemoteError
+from muxctl.wire import from_wire, to_wire
 
 START_TIMEOUT_SECONDS = 15.0
 # A muxd that runs but is not on its bus (it lost it and is reconnecting, or is still
@@ -58,13 +59,13 @@ NOT_RUNNING_ERRORS = frozenset(
 
 
 class MuxClient:
-    def __init__(self, bus: MessageBus, choice: BusChoice) -> None:
-        self.bus = bus
+    def __init__(self, connection: DBusConnection, choice: BusChoice) -> None:
+        self.connection = connection
         self.choice = choice
         # Where Manager calls go: the root object, or a host's (muxctl --host).
         self.manager_path = ROOT_PATH
 
-    async def call(
+    def call(
         self,
         member: str,
         signature: str | None = None,
@@ -77,62 +78,59 @@ class MuxClient:
         """Call `member` (on `manager_path` unless `path` is given); a Manager method's
         signature comes from MANAGER_METHODS (a signature given for one must be the
         same), any other method's is `signature`."""
-        reply = await self.bus.call(
-            Message(
-                destination=destination,
-                path=path if path is not None else self.manager_path,
-                interface=interface,
-                member=member,
-                signature=_call_signature(interface, member, signature),
-                body=body or [],
+        path = path if path is not None else self.manager_path
+        signature = _call_signature(interface, member, signature)
+        reply = self.connection.send_and_get_reply(
+            new_method_call(
+                DBusAddress(path, destination, interface),
+                member,
+                signature or None,
+                to_wire(signature, body or []),
             )
         )
-        assert reply is not None
-        if reply.message_type is MessageType.ERROR:
-            raise _remote_error(reply, path if path is not None else self.manager_path)
-        return list(reply.body)
+        if reply.header.message_type is MessageType.error:
+            raise _remote_error(reply, path)
+        return from_wire(reply.header.fields.get(HeaderFields.signature, ""), reply.body)
 
-    async def open_attach(self, pane_id: int) -> int:
+    def open_attach(self, pane_id: int) -> int:
         """OpenAttach: the fd of a connection already attached to the pane, now ours."""
-        reply = await self.bus.call(
-            Message(
-                destination=BUS_NAME,
-                path=self.manager_path,
-                interface=MANAGER_INTERFACE,
-                member="OpenAttach",
-                signature="t",
-                body=[pane_id],
+        reply = self.connection.send_and_get_reply(
+            new_method_call(
+                DBusAddress(self.manager_path, BUS_NAME, MANAGER_INTERFACE),
+                "OpenAttach",
+                "t",
+                (pane_id,),
             )
         )
-        assert reply is not None
-        if reply.message_type is MessageType.ERROR:
+        if reply.header.message_type is MessageType.error:
             raise _remote_error(reply, self.manager_path)
-        if not reply.unix_fds:
+        fds = [value for value in reply.body if hasattr(value, "to_raw_fd")]
+        if not fds:
             raise CtlError("this bus cannot pass file descriptors: no attach through the hub")
-        for extra in reply.unix_fds[1:]:
-            os.close(extra)
-        return int(reply.unix_fds[0])
+        for extra in fds[1:]:
+            extra.close()
+        return int(fds[0].to_raw_fd())
 
-    async def ask_bus(self, member: str, signature: str = "", body: list[Any] | None = None) -> Any:
+    def ask_bus(self, member: str, signature: str = "", body: list[Any] | None = None) -> Any:
         """The bus daemon's own answer (org.freedesktop.DBus); RemoteError if it refuses."""
-        answer = await self.call(
+        answer = self.call(
             member,
             signature,
             body,
-            interface=BUS_DAEMON,
-            path=BUS_DAEMON_PATH,
-            destination=BUS_DAEMON,
+            interface=message_bus.interface,
+            path=message_bus.object_path,
+            destination=message_bus.bus_name,
         )
         return answer[0] if answer else None
 
-    async def get_property(self, name: str, interface: str = MANAGER_INTERFACE) -> Any:
-        (variant,) = await self.call(
+    def get_property(self, name: str, interface: str = MANAGER_INTERFACE) -> Any:
+        (variant,) = self.call(
             "Get", "ss", [interface, name], interface="org.freedesktop.DBus.Properties"
         )
         return variant.value
 
     def close(self) -> None:
-        self.bus.disconnect()
+        self.connection.close()
 
 
 _NO_OBJECT = (
@@ -143,14 +141,15 @@ _NO_OBJECT = (
 
 def _remote_error(reply: Message, path: str) -> RemoteError:
     """The refusal, named; a host object that is not there is a host that is not."""
-    if reply.error_name in _NO_OBJECT and path.startswith(HOST_PATH_PREFIX):
+    error_name = reply.header.fields.get(HeaderFields.error_name)
+    if error_name in _NO_OBJECT and path.startswith(HOST_PATH_PREFIX):
         name = path.removeprefix(HOST_PATH_PREFIX)
         return RemoteError(
             ERROR_PREFIX + "InvalidArgument",
             f"there is no host {name!r} (muxctl hosts lists them)",
         )
-    text = str(reply.body[0]) if reply.body else (reply.error_name or "error")
-    return RemoteError(reply.error_name or "org.freedesktop.DBus.Error.Failed", text)
+    text = str(reply.body[0]) if reply.body else (error_name or "error")
+    return RemoteError(error_name or "org.freedesktop.DBus.Error.Failed", text)
 
 
 def _call_signature(interface: str, member: str, given: str | None) -> str:
@@ -163,54 +162,46 @@ def _call_signature(interface: str, member: str, given: str | None) -> str:
     return declared
 
 
-async def _connect_bus(choice: BusChoice) -> MessageBus:
-    from dbus_fast.errors import AuthError
-
-    from mux.system.dbus_adapter import tolerate_full_socket
+def _connect_bus(choice: BusChoice) -> DBusConnection:
+    from jeepney.auth import AuthenticationError
 
     try:
-        try:  # fds, for OpenAttach (attach --host); a bus that cannot pass them serves the rest
-            bus = MessageBus(bus_address=choice.address, negotiate_unix_fd=True)
-            return tolerate_full_socket(await bus.connect())
-        except AuthError:
-            return tolerate_full_socket(await MessageBus(bus_address=choice.address).connect())
-    except Exception as e:  # dbus-fast raises OSError, AuthError, ValueError...
+        try:  # fds, for OpenAttach; a bus that cannot pass them serves the rest
+            return open_dbus_connection(bus=choice.address, enable_fds=True)
+        except AuthenticationError:  # FDNegotiationError among them
+            return open_dbus_connection(bus=choice.address)
+    except Exception as e:  # OSError, AuthenticationError, ValueError...
         raise CtlError(f"cannot connect to the {choice.kind} bus ({choice.address}): {e}") from None
 
 
-async def name_has_owner(bus: MessageBus) -> bool:
+def name_has_owner(connection: DBusConnection) -> bool:
     """Whether org.mux.Mux1 is owned: asks the bus daemon, never activates mux."""
-    reply = await bus.call(bus_daemon_message("NameHasOwner", "s", [BUS_NAME]))
-    return bool(reply and reply.message_type is MessageType.METHOD_RETURN and reply.body[0])
-
-
-async def _ping(bus: MessageBus, *, activate: bool) -> str | None:
-    """None when the service answers (activated by the bus if allowed); else the error name."""
-    reply = await bus.call(
-        Message(
-            destination=BUS_NAME,
-            path=ROOT_PATH,
-            interface="org.freedesktop.DBus.Peer",
-            member="Ping",
-            flags=MessageFlag.NONE if activate else MessageFlag.NO_AUTOSTART,
-        )
+    reply = connection.send_and_get_reply(
+        new_method_call(message_bus, "NameHasOwner", "s", (BUS_NAME,))
     )
-    assert reply is not None
-    if reply.message_type is MessageType.ERROR:
-        return reply.error_name or "error"
+    return reply.header.message_type is MessageType.method_return and bool(reply.body[0])
+
+
+def _ping(connection: DBusConnection, *, activate: bool) -> str | None:
+    """None when the service answers (activated by the bus if allowed); else the error name."""
+    message = new_method_call(DBusAddress(ROOT_PATH, BUS_NAME, "org.freedesktop.DBus.Peer"), "Ping")
+    if not activate:
+        message.header.flags |= MessageFlag.no_auto_start
+    reply = connection.send_and_get_reply(message)
+    if reply.header.message_type is MessageType.error:
+        return str(reply.header.fields.get(HeaderFields.error_name, "error"))
     return None
 
 
-async def _wait_for(condition: Callable[[], bool | Awaitable[bool]]) -> bool:
+def _wait_for(condition: Callable[[], bool]) -> bool:
     """Whether `condition` came true within RECONNECT_WAIT_SECONDS."""
     deadline = time.monotonic() + RECONNECT_WAIT_SECONDS
     while True:
-        result = condition()
-        if result if isinstance(result, bool) else await result:
+        if condition():
             return True
         if time.monotonic() > deadline:
             return False
-        await asyncio.sleep(POLL_SECONDS * 5)
+        time.sleep(POLL_SECONDS * 5)
 
 
 class Starter:
@@ -298,7 +289,7 @@ def _unless_not_running(client: MuxClient, error: str) -> None:
         raise CtlError(f"the mux service does not answer: {error}")
 
 
-async def connect(*, autostart: bool = True, environ: dict[str, str] | None = None) -> MuxClient:
+def connect(*, autostart: bool = True, environ: dict[str, str] | None = None) -> MuxClient:
     """A client connected to a bus on which the service answers.
 
     With autostart, a service that is not running is started: by the bus
@@ -318,7 +309,7 @@ async def connect(*, autostart: bool = True, environ: dict[str, str] | None = No
             raise CtlError(f"refusing to use the private bus: {e}") from None
     private_bus_down = choice.kind is BusKind.PRIVATE and not socket_answers(paths.private_bus)
     if private_bus_down and holder_alive(paths):  # muxd runs and starts its bus again
-        await _wait_for(lambda: socket_answers(paths.private_bus))
+        _wait_for(lambda: socket_answers(paths.private_bus))
     if choice.kind is BusKind.PRIVATE and not socket_answers(paths.private_bus):
         if not autostart:
             raise NotRunning("mux is not running (no bus answers)")
@@ -333,29 +324,29 @@ async def connect(*, autostart: bool = True, environ: dict[str, str] | None = No
             if time.monotonic() > deadline:
                 how = " (started by mux.socket: see systemctl --user status mux)"
                 raise CtlError(f"muxd did not start its bus within 15 seconds{how * activated}")
-            await asyncio.sleep(POLL_SECONDS)
+            time.sleep(POLL_SECONDS)
 
     try:
-        bus = await _connect_bus(choice)
+        connection = _connect_bus(choice)
     except CtlError:
         if holder_alive(paths):
             raise CtlError(f"{RECONNECTING} (the {choice.kind} bus does not answer)") from None
         raise
-    client = MuxClient(bus, choice)
+    client = MuxClient(connection, choice)
     # The common case costs one round trip and activates nothing.
-    error = await _ping(bus, activate=False)
+    error = _ping(connection, activate=False)
     if error is None:
         return client
     _unless_not_running(client, error)
     if starter is None and holder_alive(paths):
         # A muxd runs but is off its bus (reconnecting, or still starting): it comes
         # back by itself; neither activation nor a second muxd.
-        if await _wait_for(lambda: name_has_owner(bus)):
+        if _wait_for(lambda: name_has_owner(connection)):
             return client
         client.close()
         raise CtlError(RECONNECTING)
     if starter is None and autostart:
-        error = await _ping(bus, activate=True)  # D-Bus activation, where the bus has it
+        error = _ping(connection, activate=True)  # D-Bus activation, where the bus has it
         if error is None:
             return client
         _unless_not_running(client, error)
@@ -367,7 +358,7 @@ async def connect(*, autostart: bool = True, environ: dict[str, str] | None = No
             )
         starter = Starter(paths)
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
-    while not await name_has_owner(bus):
+    while not name_has_owner(connection):
         try:
             starter.check_alive()
         except CtlError:
@@ -376,5 +367,5 @@ async def connect(*, autostart: bool = True, environ: dict[str, str] | None = No
         if time.monotonic() > deadline:
             client.close()
             raise CtlError("muxd did not appear on the bus within 15 seconds")
-        await asyncio.sleep(POLL_SECONDS)
+        time.sleep(POLL_SECONDS)
     return client

@@ -1,6 +1,7 @@
 """muxctl entry point: parse the verb, connect, run it, map failures to exit statuses.
 
-Imports stay lazy: `--help` and usage errors never load asyncio or D-Bus.
+Imports stay lazy: `--help` and usage errors never load the D-Bus client, and no
+verb but attach loads asyncio.
 """
 
 import argparse
@@ -37,11 +38,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-async def _run(command: ServiceCommand, args: argparse.Namespace) -> int:
+def _run(command: ServiceCommand, args: argparse.Namespace) -> int:
     from muxctl.client import connect
 
     try:
-        client = await connect(autostart=command.starts_service and not args.no_start)
+        client = connect(autostart=command.starts_service and not args.no_start)
     except NotRunning as e:
         if command.report_not_running is not None:
             return command.report_not_running(args, e)
@@ -53,7 +54,7 @@ async def _run(command: ServiceCommand, args: argparse.Namespace) -> int:
 
         client.manager_path = host_path(args.host)
     try:
-        return await command.run(args, client)
+        return command.run(args, client)
     finally:
         client.close()
 
@@ -84,9 +85,7 @@ def main(argv: list[str] | None = None) -> int:
             command.check(args)  # a usage error must not start muxd
         if isinstance(command, LocalCommand):
             return command.run(args)
-        import asyncio
-
-        return asyncio.run(_run(command, args))
+        return _run(command, args)
     except BrokenPipeError:
         # Our reader went away (`muxctl ls | head -1`): stop quietly, like cat.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

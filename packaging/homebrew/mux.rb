@@ -42,6 +42,11 @@ class Mux < Formula
     sha256 "a4a5dddc04b1ade5eb7650d791e2f6fb7c1334595593473914e78a2526ecddda"
   end
 
+  resource "jeepney" do
+    url "https://files.pythonhosted.org/packages/7b/6f/357efd7602486741aa73ffc0617fb310a29b588ed0fd69c2399acbb85b0c/jeepney-0.9.0.tar.gz"
+    sha256 "cf0e9e845622b81e4a28df94c40345400256ec608d0e55bb8a3feaa9163f5732"
+  end
+
   resource "pyavt" do
     url "https://files.pythonhosted.org/packages/9d/ff/53db3fc460155772d2e4f2c4903739757cb2671f5946a87392472f49b8b1/pyavt-0.1.2.tar.gz"
     sha256 "4de005f0d9381bc5549f91e2ab374ffb5b67d6cb9fd992a7cf643b2538cf746e"

@@ -6,7 +6,6 @@ Everything is checked on the real processes, through /proc.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import signal
 import socket
@@ -400,24 +399,24 @@ def test_kill_and_signal_right_after_exit_never_hit_the_service(service: Service
     sends Kill/Signal the moment Spawn answers, to land in that window."""
     from dbus_fast import Variant
 
-    async def storm() -> None:
-        client = await connect(autostart=False)
+    def storm() -> None:
+        client = connect(autostart=False)
         try:
             for _ in range(40):
                 options = {"argv": Variant("as", ["true"])}
-                first, _, _ = await client.call("Spawn", "a{sv}", [options])
-                second, _, _ = await client.call("Spawn", "a{sv}", [options])
-                await client.call("Kill", "t", [first])
+                first, _, _ = client.call("Spawn", "a{sv}", [options])
+                second, _, _ = client.call("Spawn", "a{sv}", [options])
+                client.call("Kill", "t", [first])
                 try:
-                    await client.call("Signal", "ts", [second, "TERM"])
+                    client.call("Signal", "ts", [second, "TERM"])
                 except RemoteError as e:
                     assert e.name == "PreconditionFailed", e.message  # it had exited
-                await client.call("Kill", "t", [second])
+                client.call("Kill", "t", [second])
         finally:
             client.close()
 
     with service.environment():
-        asyncio.run(storm())
+        storm()
     assert service.process is not None and service.process.poll() is None, service.log()
     assert "SIGHUP ignored" not in service.log()
     assert service.panes() == {}

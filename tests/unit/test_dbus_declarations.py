@@ -10,6 +10,7 @@ from typing import Any, cast
 import pytest
 from dbus_fast import Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
+from jeepney.io.blocking import open_dbus_connection
 
 from mux.dbus.manager_iface import ManagerInterface
 from mux.dbus.pane_iface import PANE_FIELDS, PANE_PROPERTIES, PaneInterface, list_entry
@@ -65,7 +66,8 @@ def test_a_list_entry_has_every_field_under_its_key() -> None:
 
 
 async def _calls_seen(address: str, calls: list[tuple[str, str | None, list[Any]]]) -> list[Any]:
-    """The messages muxctl's client sends for `calls`, as a peer on a real bus receives them."""
+    """The messages muxctl's client sends for `calls`, as a peer on a real bus receives
+    them (muxctl's client blocks: it runs in a thread while the peer answers)."""
     seen: list[Any] = []
 
     def answer(message: Message) -> Message | None:
@@ -76,10 +78,14 @@ async def _calls_seen(address: str, calls: list[tuple[str, str | None, list[Any]
 
     peer = await MessageBus(bus_address=address).connect()
     peer.add_message_handler(answer)
-    client = MuxClient(await MessageBus(bus_address=address).connect(), cast(Any, None))
-    try:
+    client = MuxClient(open_dbus_connection(bus=address), cast(Any, None))
+
+    def call_all() -> None:
         for member, signature, body in calls:
-            await client.call(member, signature, body, destination=str(peer.unique_name))
+            client.call(member, signature, body, destination=str(peer.unique_name))
+
+    try:
+        await asyncio.get_running_loop().run_in_executor(None, call_all)
     finally:
         client.close()
         peer.disconnect()

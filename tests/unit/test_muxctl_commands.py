@@ -32,11 +32,9 @@ def test_each_verb_declares_its_entry_points() -> None:
         assert isinstance(command.name, str) and command.name
         assert isinstance(command.help, str) and command.help
         command.add_arguments(argparse.ArgumentParser())
-        if isinstance(command, LocalCommand):
-            assert callable(command.run) and not inspect.iscoroutinefunction(command.run)
-        else:
-            assert isinstance(command, ServiceCommand), command.name
-            assert inspect.iscoroutinefunction(command.run), command.name
+        # Every verb runs without an event loop (attach has its own, inside).
+        assert callable(command.run) and not inspect.iscoroutinefunction(command.run)
+        assert isinstance(command, LocalCommand | ServiceCommand), command.name
         assert command.check is None or callable(command.check)
     assert len({command.name for command in COMMANDS}) == len(COMMANDS)
 

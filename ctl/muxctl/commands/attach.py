@@ -57,17 +57,17 @@ def attach(pane: int, args: argparse.Namespace, opened: socket.socket | None = N
     return outcome.exit_status
 
 
-async def open_attached(client: "MuxClient", pane: int) -> socket.socket:
+def open_attached(client: "MuxClient", pane: int) -> socket.socket:
     """A host's pane (muxctl --host): OpenAttach on the host's object, through the hub."""
     if pane == 0:
         raise CtlError("attach --host needs a pane id", EXIT_USAGE)
-    return socket.socket(fileno=await client.open_attach(pane))
+    return socket.socket(fileno=client.open_attach(pane))
 
 
-async def run(args: argparse.Namespace, client: "MuxClient") -> int:
+def run(args: argparse.Namespace, client: "MuxClient") -> int:
     # The D-Bus connection made sure mux runs (starting it if need be); the
     # terminal's traffic goes over the attach socket.
-    opened = await open_attached(client, args.id) if args.host is not None else None
+    opened = open_attached(client, args.id) if args.host is not None else None
     client.close()
     return attach(args.id, args, opened)
 

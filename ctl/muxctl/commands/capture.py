@@ -11,8 +11,8 @@ if TYPE_CHECKING:
     from muxctl.client import MuxClient
 
 
-async def run(args: argparse.Namespace, client: "MuxClient") -> int:
-    (lines,) = await client.call("GetScreen", body=[args.id])
+def run(args: argparse.Namespace, client: "MuxClient") -> int:
+    (lines,) = client.call("GetScreen", body=[args.id])
     if args.json:
         print_json({"id": args.id, "lines": lines})
         return 0

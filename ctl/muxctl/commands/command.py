@@ -4,11 +4,11 @@ help line, how it adds its arguments, an optional check and the function that ru
 Each verb module exports one declaration, `COMMAND`; `muxctl.commands.COMMANDS`
 lists them all. A declaration names functions and never calls them: importing
 a verb module must stay cheap, since `muxctl --help` imports them all (what is
-heavy, such as asyncio or dbus_fast, is imported inside the functions).
+heavy, such as the D-Bus client, is imported inside the functions).
 """
 
 import argparse
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 AddArguments = Callable[[argparse.ArgumentParser], None]
 Check = Callable[[argparse.Namespace], None]
-RunWithService = Callable[[argparse.Namespace, "MuxClient"], Awaitable[int]]
+RunWithService = Callable[[argparse.Namespace, "MuxClient"], int]
 RunLocally = Callable[[argparse.Namespace], int]
 ReportNotRunning = Callable[[argparse.Namespace, "NotRunning"], int]
 

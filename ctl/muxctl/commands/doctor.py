@@ -107,7 +107,7 @@ def _launchd() -> list[Finding]:
     return [_installed_file("launch agent", home / "Library/LaunchAgents" / LAUNCHD_PLIST)]
 
 
-async def _service() -> list[Finding]:
+def _service() -> list[Finding]:
     from mux.system.busaddr import choose_bus
     from mux.system.paths import resolve_paths
     from muxctl.client import connect
@@ -116,7 +116,7 @@ async def _service() -> list[Finding]:
     choice = choose_bus(resolve_paths())
     findings = [Finding("bus", "ok", f"the {choice.kind} bus, {choice.address}")]
     try:
-        client = await connect(autostart=False)
+        client = connect(autostart=False)
     except NotRunning as e:
         findings.append(Finding("service", "warn", str(e), "muxctl ls starts it"))
         return findings
@@ -124,9 +124,9 @@ async def _service() -> list[Finding]:
         findings.append(Finding("service", "fail", e.message, "see the message"))
         return findings
     try:
-        version = await client.get_property("Version")
-        (panes,) = await client.call("ListPanes")
-        (hosts,) = await client.call("ListHosts")
+        version = client.get_property("Version")
+        (panes,) = client.call("ListPanes")
+        (hosts,) = client.call("ListHosts")
     finally:
         client.close()
     findings.append(Finding("service", "ok", f"mux {version}, {len(panes)} panes"))
@@ -157,11 +157,9 @@ def _host(host: dict[str, Any]) -> Finding:
 
 
 def run(args: argparse.Namespace) -> int:
-    import asyncio
-
     findings = [_config(), _runtime_dir()]
     findings += _launchd() if sys.platform == "darwin" else _systemd()
-    findings += asyncio.run(_service())
+    findings += _service()
     if args.json:
         print_json([asdict(f) for f in findings])
     else:

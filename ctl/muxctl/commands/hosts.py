@@ -24,21 +24,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         )
 
 
-async def run(args: argparse.Namespace, client: "MuxClient") -> int:
-    from dbus_fast import Variant
+def run(args: argparse.Namespace, client: "MuxClient") -> int:
+    from muxctl.wire import Variant
 
     if args.action == "add":
         options = {"destination": Variant("s", args.destination)}
-        await client.call("AddHost", body=[args.name, options])
+        client.call("AddHost", body=[args.name, options])
         if args.json:
             print_json({"name": args.name, "added": True})
         return 0
     if args.action == "rm":
-        await client.call("RemoveHost", body=[args.name])
+        client.call("RemoveHost", body=[args.name])
         if args.json:
             print_json({"name": args.name, "removed": True})
         return 0
-    (hosts,) = await client.call("ListHosts")
+    (hosts,) = client.call("ListHosts")
     entries = [unwrap(host) for host in hosts]
     if args.json:
         print_json(entries)

@@ -51,8 +51,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _reload_bus() -> list[str]:
     """Make the running bus read the new activation file now, not whenever it notices."""
-    import asyncio
-
     from mux.system.busaddr import BusKind, choose_bus
     from mux.system.paths import resolve_paths
 
@@ -60,26 +58,26 @@ def _reload_bus() -> list[str]:
     if choice.kind is BusKind.PRIVATE:
         return []  # mux's own bus has no activation files to read
 
-    async def reload() -> bool:
-        from dbus_fast.aio import MessageBus
+    def reload() -> bool:
+        from jeepney.io.blocking import open_dbus_connection
 
         from muxctl.client import MuxClient
         from muxctl.errors import RemoteError
 
         try:
-            bus = await MessageBus(bus_address=choice.address).connect()
+            connection = open_dbus_connection(bus=choice.address)
         except Exception:  # no bus answers there: nothing to reload
             return False
-        client = MuxClient(bus, choice)
+        client = MuxClient(connection, choice)
         try:
-            await client.ask_bus("ReloadConfig")
+            client.ask_bus("ReloadConfig")
         except RemoteError:  # the bus would not (a policy refusing it, say)
             return False
         finally:
             client.close()
         return True
 
-    return [f"reloaded the {choice.kind} bus's configuration"] if asyncio.run(reload()) else []
+    return [f"reloaded the {choice.kind} bus's configuration"] if reload() else []
 
 
 def _systemd(args: argparse.Namespace) -> list[str]:

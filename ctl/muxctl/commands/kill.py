@@ -11,8 +11,8 @@ if TYPE_CHECKING:
     from muxctl.client import MuxClient
 
 
-async def run(args: argparse.Namespace, client: "MuxClient") -> int:
-    await client.call("Kill", body=[args.id])
+def run(args: argparse.Namespace, client: "MuxClient") -> int:
+    client.call("Kill", body=[args.id])
     if args.json:
         print_json({"id": args.id, "killed": True})
     return 0

@@ -34,9 +34,9 @@ def check(args: argparse.Namespace) -> None:
         raise CtlError(message, EXIT_USAGE) from None
 
 
-async def run(args: argparse.Namespace, client: "MuxClient") -> int:
+def run(args: argparse.Namespace, client: "MuxClient") -> int:
     conditions = ["UNATTACHED_SINCE_SPAWN"] if args.unattached_since_spawn else []
-    await client.call("KillIf", body=[args.id, args.instance_bytes, conditions])
+    client.call("KillIf", body=[args.id, args.instance_bytes, conditions])
     if args.json:
         print_json({"id": args.id, "killed": True})
     return 0

@@ -36,40 +36,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-async def _panes(client: "MuxClient", path: str | None = None) -> list[dict[str, Any]]:
-    (entries,) = await client.call("ListPanes", path=path)
+def _panes(client: "MuxClient", path: str | None = None) -> list[dict[str, Any]]:
+    (entries,) = client.call("ListPanes", path=path)
     return sorted((unwrap(e) for e in entries), key=lambda p: p["id"])
 
 
-async def _every_host(client: "MuxClient") -> tuple[list[dict[str, Any]], list[str]]:
+def _every_host(client: "MuxClient") -> tuple[list[dict[str, Any]], list[str]]:
     """This mux's panes (host ""), then each up host's; and what could not be listed."""
     from mux.protocol.names import ROOT_PATH, host_path
     from muxctl.errors import RemoteError
 
-    panes = [{**p, "host": ""} for p in await _panes(client, ROOT_PATH)]
-    (hosts,) = await client.call("ListHosts", path=ROOT_PATH)
+    panes = [{**p, "host": ""} for p in _panes(client, ROOT_PATH)]
+    (hosts,) = client.call("ListHosts", path=ROOT_PATH)
     missing = []
     for host in sorted((unwrap(h) for h in hosts), key=lambda h: h["name"]):
         if host["state"] != "up":
             missing.append(f"{host['name']}: {host['state']}")
             continue
         try:
-            panes += [
-                {**p, "host": host["name"]} for p in await _panes(client, host_path(host["name"]))
-            ]
+            panes += [{**p, "host": host["name"]} for p in _panes(client, host_path(host["name"]))]
         except RemoteError as e:
             missing.append(f"{host['name']}: {e.message}")
     return panes, missing
 
 
-async def run(args: argparse.Namespace, client: "MuxClient") -> int:
+def run(args: argparse.Namespace, client: "MuxClient") -> int:
     missing: list[str] = []
     if args.all_hosts and args.host is not None:
         raise CtlError("give either --host or --all-hosts, not both", EXIT_USAGE)
     if args.all_hosts:
-        panes, missing = await _every_host(client)
+        panes, missing = _every_host(client)
     else:
-        panes = await _panes(client)
+        panes = _panes(client)
     for why in missing:
         print(f"muxctl: not listed: {why}", file=sys.stderr)
     if args.json:

@@ -16,9 +16,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def check(args: argparse.Namespace) -> None:
-    from dbus_fast import Variant
-
     from muxctl.rawterm import window_size
+    from muxctl.wire import Variant
 
     attach.check_terminal(args)
     spawn.check(args)
@@ -27,9 +26,9 @@ def check(args: argparse.Namespace) -> None:
     args.options.setdefault("cols", Variant("q", cols))
 
 
-async def run(args: argparse.Namespace, client: "MuxClient") -> int:
-    pane_id, _instance, _path = await client.call("Spawn", body=[args.options])
-    opened = await attach.open_attached(client, pane_id) if args.host is not None else None
+def run(args: argparse.Namespace, client: "MuxClient") -> int:
+    pane_id, _instance, _path = client.call("Spawn", body=[args.options])
+    opened = attach.open_attached(client, pane_id) if args.host is not None else None
     client.close()
     return attach.attach(pane_id, args, opened)
 

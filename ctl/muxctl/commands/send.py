@@ -37,9 +37,9 @@ def check(args: argparse.Namespace) -> None:
     args.data = data
 
 
-async def run(args: argparse.Namespace, client: "MuxClient") -> int:
+def run(args: argparse.Namespace, client: "MuxClient") -> int:
     data = args.data
-    await client.call("SendInput", body=[args.id, data])
+    client.call("SendInput", body=[args.id, data])
     if args.json:
         print_json({"id": args.id, "bytes": len(data)})
     return 0

@@ -16,8 +16,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("signal", help="signal name, e.g. TERM or INT")
 
 
-async def run(args: argparse.Namespace, client: "MuxClient") -> int:
-    await client.call("Signal", body=[args.id, args.signal])
+def run(args: argparse.Namespace, client: "MuxClient") -> int:
+    client.call("Signal", body=[args.id, args.signal])
     if args.json:
         print_json({"id": args.id, "signal": args.signal})
     return 0

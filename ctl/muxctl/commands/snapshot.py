@@ -10,8 +10,8 @@ if TYPE_CHECKING:
     from muxctl.client import MuxClient
 
 
-async def run(args: argparse.Namespace, client: "MuxClient") -> int:
-    path, generation = await client.call("Snapshot")
+def run(args: argparse.Namespace, client: "MuxClient") -> int:
+    path, generation = client.call("Snapshot")
     if args.json:
         print_json({"path": path, "generation": generation})
     else:

@@ -62,7 +62,7 @@ def check(args: argparse.Namespace) -> None:
 
 
 def build_options(args: argparse.Namespace) -> dict[str, Any]:
-    from dbus_fast import Variant
+    from muxctl.wire import Variant
 
     command = list(args.command)
     if command and command[0] == "--":
@@ -103,8 +103,8 @@ def build_options(args: argparse.Namespace) -> dict[str, Any]:
     return options
 
 
-async def run(args: argparse.Namespace, client: "MuxClient") -> int:
-    pane_id, instance, path = await client.call("Spawn", body=[args.options])
+def run(args: argparse.Namespace, client: "MuxClient") -> int:
+    pane_id, instance, path = client.call("Spawn", body=[args.options])
     if args.json:
         result: dict[str, Any] = {"id": pane_id, "path": path}
         if instance:

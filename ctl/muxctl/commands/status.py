@@ -20,10 +20,10 @@ def report_not_running(args: argparse.Namespace, error: "NotRunning") -> int:
     return 1
 
 
-async def run(args: argparse.Namespace, client: "MuxClient") -> int:
-    version = await client.get_property("Version")
-    features = await client.get_property("Features")
-    (panes,) = await client.call("ListPanes")
+def run(args: argparse.Namespace, client: "MuxClient") -> int:
+    version = client.get_property("Version")
+    features = client.get_property("Features")
+    (panes,) = client.call("ListPanes")
     states = [unwrap(p)["state"] for p in panes]
     running = states.count("running")
     if args.json:

@@ -32,13 +32,13 @@ def report_not_running(args: argparse.Namespace, error: "NotRunning") -> int:
     return 0
 
 
-async def run(args: argparse.Namespace, client: "MuxClient") -> int:
+def run(args: argparse.Namespace, client: "MuxClient") -> int:
     import os
     import signal
 
     from muxctl.systemd_user import manager_reachable, systemctl
 
-    pid = await _owner_pid(client)
+    pid = _owner_pid(client)
     client.close()
     under_systemd = manager_reachable() and (
         systemctl("show", "-p", "MainPID", "--value", "mux.service").stdout.strip() == str(pid)
@@ -61,15 +61,15 @@ async def run(args: argparse.Namespace, client: "MuxClient") -> int:
     return 0
 
 
-async def _owner_pid(client: "MuxClient") -> int:
+def _owner_pid(client: "MuxClient") -> int:
     """The pid of the muxd that owns the bus name, after checking it is this user's."""
     import os
 
     from mux.protocol.names import BUS_NAME
 
-    if await client.ask_bus("GetConnectionUnixUser", "s", [BUS_NAME]) != os.getuid():
+    if client.ask_bus("GetConnectionUnixUser", "s", [BUS_NAME]) != os.getuid():
         raise CtlError(f"the owner of {BUS_NAME} is another user's process; not stopping it")
-    return int(await client.ask_bus("GetConnectionUnixProcessID", "s", [BUS_NAME]))
+    return int(client.ask_bus("GetConnectionUnixProcessID", "s", [BUS_NAME]))
 
 
 def _gone(pid: int, deadline: float) -> bool:

@@ -24,11 +24,11 @@ def report_not_running(args: argparse.Namespace, error: "NotRunning") -> int:
     raise CtlError(f"nothing to upgrade: {error}")
 
 
-async def _owner(client: "MuxClient") -> str:
+def _owner(client: "MuxClient") -> str:
     from mux.protocol.names import BUS_NAME
 
     try:
-        return str(await client.ask_bus("GetNameOwner", "s", [BUS_NAME]))
+        return str(client.ask_bus("GetNameOwner", "s", [BUS_NAME]))
     except CtlError:
         return ""
 
@@ -44,24 +44,23 @@ def _outcome() -> dict[str, object]:
     return value if isinstance(value, dict) else {"generation": 0, "error": ""}
 
 
-async def run(args: argparse.Namespace, client: "MuxClient") -> int:
-    import asyncio
+def run(args: argparse.Namespace, client: "MuxClient") -> int:
 
-    before = await _owner(client)
+    before = _owner(client)
     previous = _outcome()
-    await client.call("Upgrade")
+    client.call("Upgrade")
     deadline = time.monotonic() + BACK_WITHIN_SECONDS
     # Back on the bus and the outcome written: by the new program (same pid, next
     # generation) or by the old one, when the exec failed and it goes on serving.
-    while (owner := await _owner(client)) in ("", before) or _outcome() == previous:
+    while (owner := _owner(client)) in ("", before) or _outcome() == previous:
         if time.monotonic() > deadline:
             raise CtlError("mux did not come back on the bus within 30 seconds after the upgrade")
-        await asyncio.sleep(0.02)
+        time.sleep(0.02)
     outcome = _outcome()
     if outcome.get("error"):
         raise CtlError(f"{outcome['error']}; mux goes on serving as it was")
-    version = await client.get_property("Version")
-    pid = await client.ask_bus("GetConnectionUnixProcessID", "s", [owner])
+    version = client.get_property("Version")
+    pid = client.ask_bus("GetConnectionUnixProcessID", "s", [owner])
     if args.json:
         print_json(
             {

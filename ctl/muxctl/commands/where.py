@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from muxctl.client import MuxClient
 
 
-async def run(args: argparse.Namespace, client: "MuxClient") -> int:
+def run(args: argparse.Namespace, client: "MuxClient") -> int:
     from mux.protocol.hosts import Where
     from mux.system.paths import resolve_paths
 
