@@ -33,6 +33,7 @@ from common import REAL_PYTHON, Muxd, connect, median, percentile, print_table, 
 
 GOAL = 3.0  # muxctl ls and spawn ≤ 3x python -c pass, in a clean venv
 PANES = 5
+FLOOR_MODULES = ("argparse", "socket", "pathlib", "typing", "enum", "struct", "selectors")
 
 
 @dataclass
@@ -177,7 +178,15 @@ def main() -> int:
         clean_spawn = Candidate(
             "clean venv: muxctl spawn -- true", [str(venv / "bin/muxctl"), "spawn", "--", "true"]
         )
-        candidates = [baseline, bare, module, *console_scripts(), clean, clean_ls, clean_spawn]
+        # The standard library a command-line D-Bus client cannot do without (argument
+        # parsing, a socket, paths, and what jeepney itself loads): the floor here.
+        floor = Candidate(
+            "clean venv: python -c 'import " + ", ".join(FLOOR_MODULES) + "'",
+            [str(venv / "bin/python"), "-c", "import " + ", ".join(FLOOR_MODULES)],
+        )
+        candidates = [
+            baseline, bare, module, *console_scripts(), clean, floor, clean_ls, clean_spawn
+        ]  # fmt: skip
         measure(candidates, args)
     report(
         candidates,

@@ -7,11 +7,10 @@ background itself, the way a tmux client starts its server.
 """
 
 import os
-import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jeepney import DBusAddress, Message, MessageFlag, MessageType, message_bus, new_method_call
 from jeepney.io.blocking import DBusConnection, open_dbus_connection
@@ -39,6 +38,9 @@ from mux.system.paths import (
 )
 from muxctl.errors import CtlError, NotRunning, RemoteError
 from muxctl.wire import from_wire, to_wire
+
+if TYPE_CHECKING:
+    import subprocess
 
 START_TIMEOUT_SECONDS = 15.0
 # A muxd that runs but is not on its bus (it lost it and is reconnecting, or is still
@@ -268,6 +270,8 @@ def _rotate(log: Path) -> None:
 
 def _spawn_daemon(log_fd: int) -> "subprocess.Popen[bytes]":
     """muxd in the background, detached from this terminal, logging to the runtime dir."""
+    import subprocess  # only when muxctl starts muxd: it costs every call ~5 ms otherwise
+
     return subprocess.Popen(
         muxd_argv(),
         # muxctl may run under a supervisor of its own (a terminal's systemd

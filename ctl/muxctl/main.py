@@ -8,13 +8,15 @@ import argparse
 import os
 import sys
 
-from muxctl.commands import COMMANDS
+from muxctl.commands import VERBS, all_commands, load
 from muxctl.commands.command import LocalCommand, ServiceCommand
 from muxctl.completing import HOSTS, complete_with
 from muxctl.errors import EXIT_FAILURE, EXIT_USAGE, CtlError, NotRunning
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
+    """muxctl's parser: with `verb` (one of VERBS), only that verb's; else every verb's
+    (for --help, an unknown verb, the completion script and the man page)."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
     parser = argparse.ArgumentParser(
@@ -31,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     complete_with(host, HOSTS)
     verbs = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
-    for command in COMMANDS:
+    for command in all_commands() if verb is None else (load(verb),):
         sub = verbs.add_parser(command.name, help=command.help, parents=[common])
         command.add_arguments(sub)
         sub.set_defaults(command_entry=command)
@@ -75,8 +77,21 @@ def _check_host(name: str, command: ServiceCommand | LocalCommand) -> None:
         raise CtlError(e.message, EXIT_USAGE) from None
 
 
+def _verb(argv: list[str]) -> str | None:
+    """The verb a command line names, if it names one: the first word that is neither
+    an option nor the value of --host."""
+    words = iter(argv)
+    for word in words:
+        if word == "--host":
+            next(words, None)
+        elif word == "--" or not word.startswith("-"):
+            return word if word in VERBS else None
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(_verb(argv)).parse_args(argv)
     command: ServiceCommand | LocalCommand = args.command_entry
     try:
         if args.host is not None:

@@ -7,17 +7,32 @@ read `.value`, as with dbus-fast, whose variants they also accept. The message's
 signature says which tuples are variants.
 """
 
-from dataclasses import dataclass
 from typing import Any
 
 from jeepney.low_level import Array, DictEntry, Struct, parse_signature
 from jeepney.low_level import Variant as VariantType
 
 
-@dataclass(frozen=True)
 class Variant:
-    signature: str
-    value: Any
+    """A D-Bus variant: its signature and its value. (A plain class: dataclasses would
+    load inspect, a fifth of muxctl's start.)"""
+
+    __slots__ = ("signature", "value")
+
+    def __init__(self, signature: str, value: Any) -> None:
+        self.signature = signature
+        self.value = value
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Variant):
+            return NotImplemented
+        return (self.signature, self.value) == (other.signature, other.value)
+
+    def __hash__(self) -> int:
+        return hash((self.signature, repr(self.value)))
+
+    def __repr__(self) -> str:
+        return f"Variant({self.signature!r}, {self.value!r})"
 
 
 def _types(signature: str) -> list[Any]:  # jeepney's type objects

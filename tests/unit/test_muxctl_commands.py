@@ -5,7 +5,7 @@ import inspect
 import subprocess
 import sys
 
-from muxctl.commands import COMMANDS
+from muxctl.commands import all_commands
 from muxctl.commands.command import LocalCommand, ServiceCommand
 from muxctl.main import build_parser
 
@@ -28,7 +28,7 @@ DOCUMENTED_VERBS = {
 
 
 def test_each_verb_declares_its_entry_points() -> None:
-    for command in COMMANDS:
+    for command in all_commands():
         assert isinstance(command.name, str) and command.name
         assert isinstance(command.help, str) and command.help
         command.add_arguments(argparse.ArgumentParser())
@@ -36,11 +36,11 @@ def test_each_verb_declares_its_entry_points() -> None:
         assert callable(command.run) and not inspect.iscoroutinefunction(command.run)
         assert isinstance(command, LocalCommand | ServiceCommand), command.name
         assert command.check is None or callable(command.check)
-    assert len({command.name for command in COMMANDS}) == len(COMMANDS)
+    assert len({command.name for command in all_commands()}) == len(all_commands())
 
 
 def test_the_documented_verbs_are_there() -> None:
-    assert {command.name for command in COMMANDS} >= DOCUMENTED_VERBS
+    assert {command.name for command in all_commands()} >= DOCUMENTED_VERBS
     build_parser()  # every verb registers without clashes
 
 

@@ -1,52 +1,45 @@
 """muxctl's verbs: one module each, exporting one declaration, `COMMAND`
 (muxctl.commands.command says what a declaration holds).
 
-The verbs are listed once, in `COMMANDS`, in the order `--help` shows them.
+The verbs are listed once, in `VERBS`, in the order `--help` shows them. A command
+line loads only its own verb's module (`load`); `--help`, usage errors, the
+completion script and the man page load them all (`all_commands`).
 """
 
-from muxctl.commands import (
-    attach,
-    capture,
-    completion,
-    doctor,
-    hosts,
-    install,
-    kill,
-    kill_if,
-    ls,
-    new,
-    send,
-    shell_integration,
-    signal,
-    snapshot,
-    spawn,
-    status,
-    stop,
-    uninstall,
-    upgrade,
-    where,
-)
+import importlib
+
 from muxctl.commands.command import LocalCommand, ServiceCommand
 
-COMMANDS: tuple[ServiceCommand | LocalCommand, ...] = (
-    status.COMMAND,
-    ls.COMMAND,
-    spawn.COMMAND,
-    new.COMMAND,
-    attach.COMMAND,
-    kill.COMMAND,
-    kill_if.COMMAND,
-    signal.COMMAND,
-    send.COMMAND,
-    capture.COMMAND,
-    snapshot.COMMAND,
-    hosts.COMMAND,
-    where.COMMAND,
-    upgrade.COMMAND,
-    stop.COMMAND,
-    install.COMMAND,
-    uninstall.COMMAND,
-    shell_integration.COMMAND,
-    doctor.COMMAND,
-    completion.COMMAND,
+VERBS = (
+    "status",
+    "ls",
+    "spawn",
+    "new",
+    "attach",
+    "kill",
+    "kill-if",
+    "signal",
+    "send",
+    "capture",
+    "snapshot",
+    "hosts",
+    "where",
+    "upgrade",
+    "stop",
+    "install",
+    "uninstall",
+    "shell-integration",
+    "doctor",
+    "completion",
 )
+
+
+def load(verb: str) -> ServiceCommand | LocalCommand:
+    """The declaration of `verb` (one of VERBS), from its module."""
+    module = importlib.import_module(f"muxctl.commands.{verb.replace('-', '_')}")
+    command: ServiceCommand | LocalCommand = module.COMMAND
+    return command
+
+
+def all_commands() -> tuple[ServiceCommand | LocalCommand, ...]:
+    return tuple(load(verb) for verb in VERBS)

@@ -4,12 +4,10 @@ The service's declarations take their signatures from here (mux.dbus.manager_ifa
 and so do muxctl's calls; the contract is docs/dbus-api.md#manager-methods.
 """
 
-from dataclasses import dataclass
-from typing import Final
+from typing import Final, NamedTuple
 
 
-@dataclass(frozen=True)
-class MethodSignature:
+class MethodSignature(NamedTuple):  # not a dataclass: muxctl's start-up (mux.system.paths)
     takes: str  # the in signature: the arguments, in order
     returns: str  # the out signature ("" for nothing)
 

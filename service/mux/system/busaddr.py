@@ -10,9 +10,9 @@ import socket
 import stat
 import string
 from collections.abc import Mapping
-from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
+from typing import NamedTuple
 
 from mux.system.paths import Paths
 
@@ -23,8 +23,7 @@ class BusKind(StrEnum):
     PRIVATE = "private"  # <runtime>/bus, started by muxd
 
 
-@dataclass(frozen=True)
-class BusChoice:
+class BusChoice(NamedTuple):  # not a dataclass: muxctl's start-up (mux.system.paths)
     kind: BusKind
     address: str
 

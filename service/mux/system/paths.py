@@ -6,16 +6,17 @@ Kept free of heavy imports: `muxctl` uses it on every call.
 import os
 import stat
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 
 class RuntimeDirError(Exception):
     """The runtime directory cannot be used safely; the message says why and what to do."""
 
 
-@dataclass(frozen=True)
-class Paths:
+# NamedTuple, not a dataclass: muxctl imports this on every call, and dataclasses
+# would load inspect (~8 ms).
+class Paths(NamedTuple):
     runtime: Path
     state: Path
     config_file: Path
