@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import select
 import shutil
 import signal
 import statistics
@@ -346,6 +347,77 @@ class Tmux:
             pid = self.pid
             wait_for(lambda: not _alive(pid), TIMEOUT, what="the tmux server to exit")
         shutil.rmtree(self.root, ignore_errors=True)
+
+
+def ends_own_block(line: bytes) -> bool:
+    """`%end`/`%error TIME NUMBER FLAGS` closing a command this client sent (FLAGS 1).
+
+    The attach itself is answered by a block with FLAGS 0, and it may come
+    after the first commands' blocks.
+    """
+    fields = line.split()
+    return len(fields) == 4 and fields[0] in (b"%end", b"%error") and fields[3] == b"1"
+
+
+class TmuxControl:
+    """`tmux -C attach`: a client that stays connected (tmux's own warm client), commands
+    on stdin, each answered by a %begin … %end block. `flags` go to attach-session -f
+    (e.g. "no-output": no %output notifications for the panes' output)."""
+
+    def __init__(self, tmux: Tmux, flags: str = "") -> None:
+        extra = ["-f", flags] if flags else []
+        self.process = subprocess.Popen(
+            tmux.argv("-C", "attach-session", "-t", "bench", *extra),
+            env=tmux.env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self._in = self.process.stdin.fileno()
+        self._out = self.process.stdout.fileno()
+        self._buffer = b""
+        self._send("display-message -p bench-ready")
+        while self._line() != b"bench-ready":
+            pass
+        self._until_end()
+
+    def _send(self, command: str) -> None:
+        os.write(self._in, command.encode() + b"\n")
+
+    def _line(self, timeout: float = TIMEOUT) -> bytes:
+        while b"\n" not in self._buffer:
+            ready, _, _ = select.select([self._out], [], [], timeout)
+            if not ready:
+                raise TimeoutError("tmux control client said nothing")
+            chunk = os.read(self._out, 65536)
+            if not chunk:
+                raise RuntimeError("tmux control client exited")
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return line
+
+    def _until_end(self) -> None:
+        while not ends_own_block(line := self._line()):
+            pass
+        if line.startswith(b"%error"):
+            raise RuntimeError(f"tmux control command failed: {line!r}")
+
+    def command(self, text: str) -> list[bytes]:
+        """Run one tmux command; the lines of its output block."""
+        self._send(text)
+        while not self._line().startswith(b"%begin"):
+            pass
+        lines = []
+        while not ends_own_block(line := self._line()):
+            lines.append(line)
+        if line.startswith(b"%error"):
+            raise RuntimeError(f"tmux control command failed: {text}: {lines!r}")
+        return lines
+
+    def close(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=TIMEOUT)
 
 
 def _alive(pid: int) -> bool:

@@ -43,8 +43,10 @@ from common import (
     TIMEOUT,
     Muxd,
     Tmux,
+    TmuxControl,
     call,
     connect,
+    ends_own_block,
     median,
     percentile,
     print_table,
@@ -188,55 +190,8 @@ def process_round(command: Sequence[str], env: dict[str, str], fifo: Fifo, into:
 # -- tmux control mode: one client kept connected ------------------------------------
 
 
-def ends_own_block(line: bytes) -> bool:
-    """`%end`/`%error TIME NUMBER FLAGS` closing a command this client sent (FLAGS 1).
-
-    The attach itself is answered by a block with FLAGS 0, and it may come
-    after the first commands' blocks.
-    """
-    fields = line.split()
-    return len(fields) == 4 and fields[0] in (b"%end", b"%error") and fields[3] == b"1"
-
-
-class ControlClient:
-    """`tmux -C attach`: commands on stdin, each answered by a %begin … %end block."""
-
-    def __init__(self, tmux: Tmux) -> None:
-        self.process = subprocess.Popen(
-            tmux.argv("-C", "attach-session", "-t", "bench"),
-            env=tmux.env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-        )
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self._in = self.process.stdin.fileno()
-        self._out = self.process.stdout.fileno()
-        self._buffer = b""
-        self._send("display-message -p bench-ready")
-        while self._line() != b"bench-ready":
-            pass
-        self._until_end()
-
-    def _send(self, command: str) -> None:
-        os.write(self._in, command.encode() + b"\n")
-
-    def _line(self, timeout: float = TIMEOUT) -> bytes:
-        while b"\n" not in self._buffer:
-            ready, _, _ = select.select([self._out], [], [], timeout)
-            if not ready:
-                raise TimeoutError("tmux control client said nothing")
-            chunk = os.read(self._out, 65536)
-            if not chunk:
-                raise RuntimeError("tmux control client exited")
-            self._buffer += chunk
-        line, self._buffer = self._buffer.split(b"\n", 1)
-        return line
-
-    def _until_end(self) -> None:
-        while not ends_own_block(line := self._line()):
-            pass
-        if line.startswith(b"%error"):
-            raise RuntimeError(f"tmux control command failed: {line!r}")
+class ControlClient(TmuxControl):
+    """The control client, timing `new-window` to its %end and to the program's byte."""
 
     def round(self, argv: Sequence[str], fifo: Fifo, into: Series) -> None:
         start = time.perf_counter()

@@ -1,0 +1,267 @@
+"""Load: many busy panes while a script polls the API, side by side with tmux.
+
+N panes (--panes, 100 by default; 500 is the goal's) each run the same writer: bursts
+of numbered 80-column lines (`seq 00000042 xxx…`) every 50 ms, --rate bytes a second
+each (20 KB/s by default), for --seconds, then `done 00000042` (the last number) and
+silence; the writer turns its terminal's echo off, so what the benchmark types is
+never shown. While they write, one warm client calls, in a loop, the listing, the
+screen of a random pane and typing one character into a random pane (mux: ListPanes,
+GetScreen, SendInput from a connected dbus-fast client; tmux: list-panes,
+capture-pane -p, send-keys through a `tmux -C` client attached with no-output, tmux's
+own warm client), and mux saves a snapshot every 2 s (Snapshot(), until durable).
+Then each pane must show its `done` line right below an unbroken run of `seq` lines
+ending at the same number: nothing lost on screen. The server's CPU time over the
+load and its RSS after it are read from /proc. mux runs first, then tmux, on the same
+machine, one at a time.
+
+Printed: p50 and p99 of each call in ms, calls made, server CPU (% of one core) and
+RSS, spawn time per pane, and how many panes passed the check. Goal at 500 panes:
+each D-Bus call's p99 ≤ 50 ms, nothing lost. Not measured here yet: keystroke echo
+through `muxctl attach`, the scrollback's continuity, the 100/500/2000 curve.
+
+Run from the repository root: python3 bench/load.py [--panes N] [--seconds S] [--rate B]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import random
+import re
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dbus_fast.aio import MessageBus
+
+from common import (
+    TIMEOUT,
+    Muxd,
+    Tmux,
+    TmuxControl,
+    call,
+    connect,
+    percentile,
+    print_table,
+    rss_kib,
+    spawn,
+    wait_for,
+)
+
+GOAL_P99_MS = 50.0
+BURSTS_PER_SECOND = 20
+LINE = re.compile(r"^(seq|done) (\d{8})")
+
+
+def writer(rate: int, seconds: float, directory: Path) -> list[str]:
+    """The program every pane runs (perl: light, and in every Debian), from a file so
+    that no command parser (tmux's) has to quote it."""
+    lines = max(1, rate // 80 // BURSTS_PER_SECOND)
+    script = directory / "writer.pl"
+    script.write_text(
+        "$| = 1; system('stty', '-echo'); my $i = 0; my $pad = 'x' x 66;\n"
+        f"my $end = time() + {seconds};\n"
+        "while (time() < $end) {\n"
+        f'    for (1 .. {lines}) {{ printf("seq %08d %s\\n", ++$i, $pad) }}\n'
+        f"    select(undef, undef, undef, {1 / BURSTS_PER_SECOND});\n"
+        "}\n"
+        'printf("done %08d\\n", $i);\n'
+        "sleep 100000;\n"
+    )
+    return ["perl", str(script)]
+
+
+def intact(lines: list[str]) -> bool:
+    """The screen ends with `done N` right below seq lines counting up to N."""
+    numbered = [(m[1], int(m[2])) for line in lines if (m := LINE.match(line.strip()))]
+    if not numbered or numbered[-1][0] != "done":
+        return False
+    last = numbered[-1][1]
+    seqs = [n for kind, n in numbered[:-1] if kind == "seq"]
+    return bool(seqs) and seqs == list(range(last - len(seqs) + 1, last + 1))
+
+
+@dataclass
+class Side:
+    name: str
+    calls: dict[str, list[float]] = field(default_factory=dict)
+    spawn_seconds: float = 0.0
+    cpu_percent: float = 0.0
+    rss_mib: float = 0.0
+    intact: int = 0
+
+    def time(self, what: str, started: float) -> None:
+        self.calls.setdefault(what, []).append((time.perf_counter() - started) * 1000)
+
+
+def cpu_seconds(pid: int) -> float:
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / 100  # utime + stime, in ticks of 10 ms
+
+
+async def mux_side(panes: int, argv: list[str], seconds: float) -> Side:
+    side = Side("mux")
+    with Muxd() as muxd:
+        bus = await connect(muxd.bus_address)
+        try:
+            started = time.perf_counter()
+            ids = [await spawn(bus, argv) for _ in range(panes)]
+            side.spawn_seconds = time.perf_counter() - started
+            cpu_before, load_started = cpu_seconds(muxd.pid), time.perf_counter()
+            await poll_mux(bus, ids, seconds, side)
+            side.cpu_percent = (
+                100 * (cpu_seconds(muxd.pid) - cpu_before) / (time.perf_counter() - load_started)
+            )
+            side.rss_mib = rss_kib(muxd.pid) / 1024
+            side.intact = await mux_intact(bus, ids)
+        finally:
+            bus.disconnect()
+    return side
+
+
+async def poll_mux(bus: MessageBus, ids: list[int], seconds: float, side: Side) -> None:
+    end = time.perf_counter() + seconds
+    next_snapshot = time.perf_counter() + 2
+    while time.perf_counter() < end:
+        started = time.perf_counter()
+        await call(bus, "ListPanes")
+        side.time("list", started)
+        started = time.perf_counter()
+        await call(bus, "GetScreen", "t", [random.choice(ids)])
+        side.time("screen", started)
+        started = time.perf_counter()
+        await call(bus, "SendInput", "tay", [random.choice(ids), b"a"])
+        side.time("input", started)
+        if time.perf_counter() >= next_snapshot:
+            started = time.perf_counter()
+            await call(bus, "Snapshot")
+            side.time("snapshot", started)
+            next_snapshot += 2
+
+
+async def mux_intact(bus: MessageBus, ids: list[int]) -> int:
+    """Panes whose screen passes, once every writer has said `done` (or the deadline)."""
+    deadline = time.monotonic() + TIMEOUT
+    good: set[int] = set()
+    while time.monotonic() < deadline and len(good) < len(ids):
+        for pane in ids:
+            if pane not in good:
+                (lines,) = await call(bus, "GetScreen", "t", [pane])
+                if intact(list(lines)):
+                    good.add(pane)
+        await asyncio.sleep(0.1)
+    return len(good)
+
+
+def tmux_side(panes: int, argv: list[str], seconds: float) -> Side:
+    side = Side("tmux")
+    with Tmux("load", initial=argv) as tmux:
+        control = TmuxControl(tmux, flags="no-output")
+        try:
+            started = time.perf_counter()
+            for _ in range(panes - 1):
+                control.command("new-window -d " + " ".join(argv))
+            side.spawn_seconds = time.perf_counter() - started
+            targets = [
+                line.decode() for line in control.command("list-panes -s -t bench -F '#{pane_id}'")
+            ]
+            cpu_before, load_started = cpu_seconds(tmux.pid), time.perf_counter()
+            poll_tmux(control, targets, seconds, side)
+            side.cpu_percent = (
+                100 * (cpu_seconds(tmux.pid) - cpu_before) / (time.perf_counter() - load_started)
+            )
+            side.rss_mib = rss_kib(tmux.pid) / 1024
+            side.intact = tmux_intact(control, targets)
+        finally:
+            control.close()
+    return side
+
+
+def poll_tmux(control: TmuxControl, targets: list[str], seconds: float, side: Side) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        started = time.perf_counter()
+        control.command("list-panes -s -t bench")
+        side.time("list", started)
+        started = time.perf_counter()
+        control.command(f"capture-pane -p -t {random.choice(targets)}")
+        side.time("screen", started)
+        started = time.perf_counter()
+        control.command(f"send-keys -t {random.choice(targets)} -l a")
+        side.time("input", started)
+
+
+def tmux_intact(control: TmuxControl, targets: list[str]) -> int:
+    good: set[str] = set()
+
+    def all_good() -> bool:
+        for target in targets:
+            if target not in good:
+                lines = control.command(f"capture-pane -p -t {target}")
+                if intact([line.decode(errors="replace") for line in lines]):
+                    good.add(target)
+        return len(good) == len(targets)
+
+    with contextlib.suppress(AssertionError):  # the table says how many passed
+        wait_for(all_good, TIMEOUT, what="every tmux pane to say done")
+    return len(good)
+
+
+def cell(side: Side, what: str, pick: Callable[[list[float]], float]) -> str:
+    values = side.calls.get(what)
+    return f"{pick(values):.1f}" if values else "-"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--panes", type=int, default=100)
+    parser.add_argument("--seconds", type=float, default=10.0, help="how long the panes write")
+    parser.add_argument("--rate", type=int, default=20_000, help="bytes a second per pane")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="mux-bench-load-") as scratch:
+        argv = writer(args.rate, args.seconds, Path(scratch))
+        mux = asyncio.run(mux_side(args.panes, argv, args.seconds))
+        tmux = tmux_side(args.panes, argv, args.seconds)
+
+    print(
+        f"load: {args.panes} panes, {args.rate / 1000:.0f} KB/s each for {args.seconds:.0f} s "
+        f"({args.panes * args.rate / 1e6:.1f} MB/s in all), one client polling\n"
+    )
+    rows = []
+    for label, what in (
+        ("listing (ListPanes | list-panes)", "list"),
+        ("a screen (GetScreen | capture-pane)", "screen"),
+        ("typing (SendInput | send-keys)", "input"),
+        ("Snapshot() until durable (mux only)", "snapshot"),
+    ):
+        tail: tuple[Callable[[list[float]], float], str] = (
+            (max, "max") if what == "snapshot" else (lambda v: percentile(v, 0.99), "p99")
+        )
+        for pick, name in ((lambda v: percentile(v, 0.5), "p50"), tail):
+            rows.append([f"{label} {name} ms", cell(mux, what, pick), cell(tmux, what, pick)])
+        rows.append([f"{label} calls", *(str(len(s.calls.get(what, []))) for s in (mux, tmux))])
+    rows += [
+        ["spawn per pane ms", *(f"{s.spawn_seconds / args.panes * 1000:.1f}" for s in (mux, tmux))],
+        ["server CPU % of a core", *(f"{s.cpu_percent:.0f}" for s in (mux, tmux))],
+        ["server RSS MiB after", *(f"{s.rss_mib:.1f}" for s in (mux, tmux))],
+        ["panes intact (done, seq unbroken)", *(f"{s.intact}/{args.panes}" for s in (mux, tmux))],
+    ]
+    print_table(["figure", "mux", "tmux"], rows)
+    worst = max(
+        (percentile(mux.calls[w], 0.99) for w in ("list", "screen", "input") if mux.calls.get(w)),
+        default=float("nan"),
+    )
+    verdict = "met" if worst <= GOAL_P99_MS and mux.intact == args.panes else "missed"
+    print(
+        f"\ngoal: every D-Bus call p99 <= {GOAL_P99_MS:.0f} ms and nothing lost: "
+        f"worst p99 {worst:.1f} ms, {mux.intact}/{args.panes} intact, {verdict}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
