@@ -34,6 +34,7 @@ from mux.protocol.errors import MuxError, PreconditionFailed
 from mux.protocol.names import CwdSource
 from mux.protocol.notices import Notice
 from mux.protocol.spawn_options import LaunchKind
+from mux.system import proctree
 from mux.system.proctree import ProcessTree, working_directory
 
 __all__ = ["Launch", "OutputSink", "Pane", "PaneObserver", "PaneState"]
@@ -69,6 +70,7 @@ class Pane:
         self.launch = launch
         self.pid = process.pid
         self.process = process
+        self._start_ticks: int | None = None
         self.terminal = terminal
         self.view = view
         self.shell = shell
@@ -183,6 +185,14 @@ class Pane:
     @property
     def last_command_status(self) -> int | None:
         return self.shell.last_command_status
+
+    def start_ticks(self) -> int | None:
+        """When the pane's program started (with its pid, it names the process for good),
+        read once: the pid stays this program's until muxd reaps it (every snapshot
+        asks, and 500 reads of /proc cost the snapshot ~10 ms)."""
+        if self._start_ticks is None:
+            self._start_ticks = proctree.start_ticks(self.pid)
+        return self._start_ticks
 
     def sample_cwd(self, processes: ProcessTree) -> None:
         """A process capture: the foreground job's deepest process, else the program."""

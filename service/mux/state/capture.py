@@ -19,7 +19,6 @@ from mux.state.schema import (
     Session,
     WindowSnapshot,
 )
-from mux.system.proctree import start_ticks
 
 
 def pane_snapshot(pane: Pane, replay_allowlist: Sequence[str] = ()) -> PaneSnapshot:
@@ -45,7 +44,7 @@ def pane_snapshot(pane: Pane, replay_allowlist: Sequence[str] = ()) -> PaneSnaps
         ),
         replay=replay,
         pid=pane.pid,
-        start_ticks=start_ticks(pane.pid),
+        start_ticks=pane.start_ticks(),
     )
 
 

@@ -180,8 +180,9 @@ def check_session(session: Session) -> None:
     if (twice := _duplicate([window.id for window in session.windows])) is not None:
         raise SnapshotError(f"window id {twice} appears twice")
     placed: list[int] = []
+    known = set(pane_ids)
     for window in session.windows:
-        placed += _window_panes(window, set(pane_ids))
+        placed += _window_panes(window, known)
     if (twice := _duplicate(placed)) is not None:
         raise SnapshotError(f"pane {twice} is placed twice in the layouts")
     if unplaced := sorted(set(pane_ids) - set(placed)):
