@@ -13,7 +13,13 @@ from dbus_fast.aio import MessageBus
 from jeepney.io.blocking import open_dbus_connection
 
 from mux.dbus.manager_iface import ManagerInterface
-from mux.dbus.pane_iface import PANE_FIELDS, PANE_PROPERTIES, PaneInterface, list_entry
+from mux.dbus.pane_iface import (
+    PANE_FIELDS,
+    PANE_PROPERTIES,
+    ListEntries,
+    PaneInterface,
+    list_entry,
+)
 from mux.panes.pane import Pane
 from mux.protocol.dbus_methods import MANAGER_METHODS
 from mux.protocol.names import MANAGER_INTERFACE
@@ -107,3 +113,19 @@ def test_muxctl_takes_manager_signatures_from_the_declaration(dbus_daemon: DBusD
     assert resize.signature == "tqq"
     with pytest.raises(ValueError, match="Resize"):
         asyncio.run(_calls_seen(dbus_daemon.address, [("Resize", "tuu", [1, 2, 3])]))
+
+
+def test_list_entries_are_reused_only_while_nothing_changed() -> None:
+    pane = StandInPane()
+    entries = ListEntries()
+    first = entries.entry(cast(Pane, pane))
+    assert first == list_entry(cast(Pane, pane))
+    assert entries.entry(cast(Pane, pane)) is first, "nothing changed: the same entry"
+    pane.title = "renamed"
+    renamed = entries.entry(cast(Pane, pane))
+    assert renamed is not first and renamed["title"] == Variant("s", "renamed")
+    pane.argv = ["sh"]  # a list now: changed in place below, it must not look the same
+    listed = entries.entry(cast(Pane, pane))
+    pane.argv.append("-x")
+    assert entries.entry(cast(Pane, pane))["argv"] == Variant("as", ["sh", "-x"])
+    assert listed["argv"] == Variant("as", ["sh"])

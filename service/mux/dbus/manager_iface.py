@@ -18,7 +18,7 @@ from dbus_fast.signature import get_signature_tree
 from mux import __version__
 from mux.dbus.caller import CallerNotes, current_caller, current_sender
 from mux.dbus.errors import replies_with_dbus_errors
-from mux.dbus.pane_iface import list_entry
+from mux.dbus.pane_iface import ListEntries
 from mux.dbus.service import ManagerService
 from mux.panes.pane import Pane
 from mux.panes.table import PaneTable
@@ -90,6 +90,7 @@ class ManagerInterface(ServiceInterface):
         self._service = service
         self._attach = attach
         self._hand_over_fd = hand_over_fd
+        self._list_entries = ListEntries()
 
     def _use(self, pane_id: int) -> Pane:
         """The dispatch every method that drives or reads a pane goes through: the use
@@ -185,7 +186,7 @@ class ManagerInterface(ServiceInterface):
     @manager_method
     @replies_with_dbus_errors
     def ListPanes(self) -> list[dict[str, Variant]]:
-        return [list_entry(pane) for pane in self.table]
+        return [self._list_entries.entry(pane) for pane in self.table]
 
     @manager_method
     @replies_with_dbus_errors
