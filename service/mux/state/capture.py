@@ -4,6 +4,11 @@ Exited panes are not part of it (an exited pane is never resurrected, docs/dbus-
 The layout of a window is its panes side by side, in the order they were
 created, with equal shares; the focused pane is the most recently created one
 (mux has no focus of its own yet: that is the rule, not a guess).
+
+The models are built with `model_construct`, unvalidated: every value comes from
+mux's own pane table, already of the schema's types, and validating 500 panes cost
+a quarter of a snapshot; the session's own rules (check_session) are still checked,
+and a file is validated whole when it is read.
 """
 
 import time
@@ -18,6 +23,7 @@ from mux.state.schema import (
     PaneSnapshot,
     Session,
     WindowSnapshot,
+    check_session,
 )
 
 
@@ -29,16 +35,18 @@ def pane_snapshot(pane: Pane, replay_allowlist: Sequence[str] = ()) -> PaneSnaps
     if pane.launch.kind is LaunchKind.SHELL:
         replayed = pane.snapshot_replay(replay_allowlist)
         replay, generation = replayed if replayed is not None else (None, None)
-    return PaneSnapshot(
+    return PaneSnapshot.model_construct(
         id=pane.id,
         **pane.launch.snapshot_fields(),
-        cwd=CwdRecord(path=pane.cwd, source=pane.cwd_source, captured_at=pane.cwd_captured_at),
+        cwd=CwdRecord.model_construct(
+            path=pane.cwd, source=pane.cwd_source, captured_at=pane.cwd_captured_at
+        ),
         title=pane.title,
         title_explicit=pane.title_explicit,
         rows=pane.rows,
         cols=pane.cols,
         checkpoint=(
-            CheckpointRef(invocation=pane.launch.invocation, generation=generation)
+            CheckpointRef.model_construct(invocation=pane.launch.invocation, generation=generation)
             if generation is not None
             else None
         ),
@@ -51,10 +59,13 @@ def pane_snapshot(pane: Pane, replay_allowlist: Sequence[str] = ()) -> PaneSnaps
 def window_snapshot(window: int, panes: list[Pane]) -> WindowSnapshot:
     ordered = sorted(panes, key=lambda pane: pane.id)
     if len(ordered) == 1:
-        nodes = [LayoutNode(id=1, kind="pane", pane=ordered[0].id)]
+        nodes = [LayoutNode.model_construct(id=1, kind="pane", pane=ordered[0].id)]
     else:
-        leaves = [LayoutNode(id=2 + i, kind="pane", pane=p.id) for i, p in enumerate(ordered)]
-        split = LayoutNode(
+        leaves = [
+            LayoutNode.model_construct(id=2 + i, kind="pane", pane=p.id)
+            for i, p in enumerate(ordered)
+        ]
+        split = LayoutNode.model_construct(
             id=1,
             kind="split",
             direction="vertical",
@@ -62,7 +73,9 @@ def window_snapshot(window: int, panes: list[Pane]) -> WindowSnapshot:
             ratios=[1 / len(leaves)] * len(leaves),
         )
         nodes = [split, *leaves]
-    return WindowSnapshot(id=window, nodes=nodes, root=1, focused_pane=ordered[-1].id)
+    return WindowSnapshot.model_construct(
+        id=window, nodes=nodes, root=1, focused_pane=ordered[-1].id
+    )
 
 
 def capture_session(
@@ -82,15 +95,19 @@ def capture_session(
         pane_snapshot(pane, replay_allowlist) for pane in sorted(live, key=lambda p: p.id)
     ]
     for snapshot, window in kept:
-        node = LayoutNode(id=1, kind="pane", pane=snapshot.id)
+        node = LayoutNode.model_construct(id=1, kind="pane", pane=snapshot.id)
         saved_windows.append(
-            WindowSnapshot(id=window, nodes=[node], root=1, focused_pane=snapshot.id)
+            WindowSnapshot.model_construct(
+                id=window, nodes=[node], root=1, focused_pane=snapshot.id
+            )
         )
         saved_panes.append(snapshot)
-    return Session(
+    session = Session.model_construct(
         version=1,
         generation=generation,
         saved_at=time.time(),
         windows=saved_windows,
         panes=saved_panes,
     )
+    check_session(session)  # what validating would have checked of the whole
+    return session
