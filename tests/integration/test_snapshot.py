@@ -10,7 +10,7 @@ from pathlib import Path
 
 from dbus_fast import Variant
 
-from mux.state.session_file import parse_session
+from mux.state.session_file import parse_session, session_bytes
 from tests.harness import BusMonitor, Service, pid_alive, wait_for
 
 
@@ -36,7 +36,11 @@ def test_snapshot_on_demand_with_signal(private_service: Service) -> None:
         path, generation = svc.call("Snapshot")
         saved = monitor.wait_signal("SnapshotSaved", lambda m: m.body[0] == generation)
     assert path == str(_session_file(svc))
-    session = parse_session(Path(path).read_bytes())
+    written = Path(path).read_bytes()
+    session = parse_session(written)
+    # The capture builds its models unvalidated: what it writes must be exactly what
+    # the validated session writes.
+    assert session_bytes(session) == written
     assert session.generation == generation == saved.body[0]
     assert [p.argv for p in session.panes] == [["sleep", "600"], ["sleep", "601"]], (
         "an exited pane is not part of the session"
