@@ -33,12 +33,13 @@ from common import (
     TIMEOUT,
     Muxd,
     connect,
+    manager_message,
     median,
+    name_has_owner,
     print_table,
     spawn,
 )
 from mux.dbus.manager_iface import manager_method
-from mux.system.bus_daemon import bus_daemon_message
 
 GOAL = 0.70
 ECHO_NAME = "org.mux.Bench.Echo"
@@ -59,17 +60,6 @@ class Echo(ServiceInterface):
     @manager_method
     def KillIf(self, pane_id: int, instance: bytes, conditions: list[str]) -> None:
         raise DBusError("org.mux.Mux1.Error.PreconditionFailed", "not this instance")
-
-
-def message(destination: str, member: str, signature: str, body: list[object]) -> Message:
-    return Message(
-        destination=destination,
-        path=ROOT_PATH,
-        interface=MANAGER_INTERFACE,
-        member=member,
-        signature=signature,
-        body=body,
-    )
 
 
 async def rate(bus: MessageBus, make: Callable[[], Message], seconds: float) -> float:
@@ -95,11 +85,6 @@ async def serve_echo(address: str) -> None:
     await asyncio.Event().wait()
 
 
-async def echo_owned(bus: MessageBus) -> bool:
-    reply = await bus.call(bus_daemon_message("NameHasOwner", "s", [ECHO_NAME]))
-    return bool(reply and reply.message_type is MessageType.METHOD_RETURN and reply.body[0])
-
-
 async def run(seconds: float, rounds: int) -> dict[str, list[float]]:
     rates: dict[str, list[float]] = {}
     with Muxd() as muxd:
@@ -109,18 +94,18 @@ async def run(seconds: float, rounds: int) -> dict[str, list[float]]:
         client = await connect(muxd.bus_address)
         try:
             deadline = time.monotonic() + TIMEOUT
-            while not await echo_owned(client):
+            while not await name_has_owner(client, ECHO_NAME):
                 if time.monotonic() > deadline or echo.poll() is not None:
                     raise RuntimeError("the echo service did not start")
                 await asyncio.sleep(0.01)
             pane = await spawn(client, ["sleep", "100000"])
             cases = {
-                "GetScreen mux": lambda: message("org.mux.Mux1", "GetScreen", "t", [pane]),
-                "GetScreen floor": lambda: message(ECHO_NAME, "GetScreen", "t", [pane]),
-                "KillIf mux": lambda: message(
-                    "org.mux.Mux1", "KillIf", "tayas", [pane, b"not-it", []]
+                "GetScreen mux": lambda: manager_message("GetScreen", "t", [pane]),
+                "GetScreen floor": lambda: manager_message("GetScreen", "t", [pane], ECHO_NAME),
+                "KillIf mux": lambda: manager_message("KillIf", "tayas", [pane, b"not-it", []]),
+                "KillIf floor": lambda: manager_message(
+                    "KillIf", "tayas", [pane, b"x", []], ECHO_NAME
                 ),
-                "KillIf floor": lambda: message(ECHO_NAME, "KillIf", "tayas", [pane, b"x", []]),
             }
             for make in cases.values():  # warm-up
                 await rate(client, make, 0.2)

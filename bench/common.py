@@ -246,25 +246,30 @@ async def call(
     bus: MessageBus, member: str, signature: str = "", body: list[Any] | None = None
 ) -> list[Any]:
     """One Manager method call; raises RuntimeError with the service's message on refusal."""
-    reply = await bus.call(
-        Message(
-            destination=BUS_NAME,
-            path=ROOT_PATH,
-            interface=MANAGER_INTERFACE,
-            member=member,
-            signature=signature,
-            body=body or [],
-        )
-    )
+    reply = await bus.call(manager_message(member, signature, body or []))
     assert reply is not None
     if reply.message_type is MessageType.ERROR:
         raise RuntimeError(f"{member}: {reply.error_name}: {reply.body}")
     return list(reply.body)
 
 
-async def name_has_owner(bus: MessageBus) -> bool:
-    """Whether org.mux.Mux1 is owned, asking the bus daemon (activates nothing)."""
-    reply = await bus.call(bus_daemon_message("NameHasOwner", "s", [BUS_NAME]))
+def manager_message(
+    member: str, signature: str, body: list[Any], destination: str = BUS_NAME
+) -> Message:
+    """A call of a Manager method at the root object (of mux, or of `destination`)."""
+    return Message(
+        destination=destination,
+        path=ROOT_PATH,
+        interface=MANAGER_INTERFACE,
+        member=member,
+        signature=signature,
+        body=body,
+    )
+
+
+async def name_has_owner(bus: MessageBus, name: str = BUS_NAME) -> bool:
+    """Whether `name` (org.mux.Mux1) is owned, asking the bus daemon (activates nothing)."""
+    reply = await bus.call(bus_daemon_message("NameHasOwner", "s", [name]))
     return bool(reply and reply.message_type is MessageType.METHOD_RETURN and reply.body[0])
 
 

@@ -80,32 +80,39 @@ class MuxClient:
         """Call `member` (on `manager_path` unless `path` is given); a Manager method's
         signature comes from MANAGER_METHODS (a signature given for one must be the
         same), any other method's is `signature`."""
-        path = path if path is not None else self.manager_path
         signature = _call_signature(interface, member, signature)
+        reply = self._reply(
+            member, signature, body or [], interface=interface, path=path, destination=destination
+        )
+        return from_wire(reply.header.fields.get(HeaderFields.signature, ""), reply.body)
+
+    def _reply(
+        self,
+        member: str,
+        signature: str,
+        body: list[Any],
+        *,
+        interface: str = MANAGER_INTERFACE,
+        path: str | None = None,
+        destination: str = BUS_NAME,
+    ) -> Message:
+        """The reply to one call, as jeepney reads it; RemoteError for an error reply."""
+        path = path if path is not None else self.manager_path
         reply = self.connection.send_and_get_reply(
             new_method_call(
                 DBusAddress(path, destination, interface),
                 member,
                 signature or None,
-                to_wire(signature, body or []),
+                to_wire(signature, body),
             )
         )
         if reply.header.message_type is MessageType.error:
             raise _remote_error(reply, path)
-        return from_wire(reply.header.fields.get(HeaderFields.signature, ""), reply.body)
+        return reply
 
     def open_attach(self, pane_id: int) -> int:
         """OpenAttach: the fd of a connection already attached to the pane, now ours."""
-        reply = self.connection.send_and_get_reply(
-            new_method_call(
-                DBusAddress(self.manager_path, BUS_NAME, MANAGER_INTERFACE),
-                "OpenAttach",
-                "t",
-                (pane_id,),
-            )
-        )
-        if reply.header.message_type is MessageType.error:
-            raise _remote_error(reply, self.manager_path)
+        reply = self._reply("OpenAttach", "t", [pane_id])
         fds = [value for value in reply.body if hasattr(value, "to_raw_fd")]
         if not fds:
             raise CtlError("this bus cannot pass file descriptors: no attach through the hub")
@@ -164,7 +171,8 @@ def _call_signature(interface: str, member: str, given: str | None) -> str:
     return declared
 
 
-def _connect_bus(choice: BusChoice) -> DBusConnection:
+def open_bus(choice: BusChoice) -> DBusConnection:
+    """A connection to the chosen bus; CtlError naming the bus when there is none."""
     from jeepney.auth import AuthenticationError
 
     try:
@@ -331,7 +339,7 @@ def connect(*, autostart: bool = True, environ: dict[str, str] | None = None) ->
             time.sleep(POLL_SECONDS)
 
     try:
-        connection = _connect_bus(choice)
+        connection = open_bus(choice)
     except CtlError:
         if holder_alive(paths):
             raise CtlError(f"{RECONNECTING} (the {choice.kind} bus does not answer)") from None

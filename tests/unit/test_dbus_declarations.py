@@ -18,7 +18,6 @@ from mux.dbus.pane_iface import (
     PANE_PROPERTIES,
     ListEntries,
     PaneInterface,
-    list_entry,
 )
 from mux.panes.pane import Pane
 from mux.protocol.dbus_methods import MANAGER_METHODS
@@ -63,7 +62,7 @@ def test_the_exported_pane_properties_are_the_declared_ones() -> None:
 
 
 def test_a_list_entry_has_every_field_under_its_key() -> None:
-    entry = list_entry(cast(Pane, StandInPane()))
+    entry = ListEntries().entry(cast(Pane, StandInPane()))
     assert list(entry) == [field.key for field in PANE_FIELDS]
     assert entry["cwd_source"] == Variant("s", "shell")
     assert entry["argv"] == Variant("as", ["sh", "-c", "true"])
@@ -119,7 +118,7 @@ def test_list_entries_are_reused_only_while_nothing_changed() -> None:
     pane = StandInPane()
     entries = ListEntries()
     first = entries.entry(cast(Pane, pane))
-    assert first == list_entry(cast(Pane, pane))
+    assert first == ListEntries().entry(cast(Pane, pane)), "as a fresh entry is"
     assert entries.entry(cast(Pane, pane)) is first, "nothing changed: the same entry"
     pane.title = "renamed"
     renamed = entries.entry(cast(Pane, pane))

@@ -59,14 +59,12 @@ def _reload_bus() -> list[str]:
         return []  # mux's own bus has no activation files to read
 
     def reload() -> bool:
-        from jeepney.io.blocking import open_dbus_connection
-
-        from muxctl.client import MuxClient
-        from muxctl.errors import RemoteError
+        from muxctl.client import MuxClient, open_bus
+        from muxctl.errors import CtlError, RemoteError
 
         try:
-            connection = open_dbus_connection(bus=choice.address)
-        except Exception:  # no bus answers there: nothing to reload
+            connection = open_bus(choice)
+        except CtlError:  # no bus answers there: nothing to reload
             return False
         client = MuxClient(connection, choice)
         try:

@@ -59,15 +59,11 @@ PANE_PROPERTIES: dict[str, PaneField] = {
 
 
 def _entry(values: tuple[Any, ...]) -> dict[str, Variant]:
+    """One entry of `ListPanes`, from its pane's values in PANE_FIELDS order."""
     return {
         field.key: Variant(field.signature, value)
         for field, value in zip(PANE_FIELDS, values, strict=True)
     }
-
-
-def list_entry(pane: Pane) -> dict[str, Variant]:
-    """One entry of `ListPanes`."""
-    return _entry(tuple(field.read(pane) for field in PANE_FIELDS))
 
 
 class ListEntries:
