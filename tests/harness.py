@@ -319,11 +319,11 @@ class Service:
             text = self.screen_text(pane_id)
             return text if needle in text else ""
 
-        return wait_for(
-            shown,
-            timeout,
-            what=f"{needle!r} on the screen of pane {pane_id}",
-        )
+        try:
+            return wait_for(shown, timeout, what=f"{needle!r} on the screen of pane {pane_id}")
+        except AssertionError as timed_out:
+            screen = self.screen_text(pane_id).rstrip()
+            raise AssertionError(f"{timed_out}; the screen:\n{screen}") from None
 
     def cwd(self, pane_id: int) -> tuple[str, str]:
         """(Cwd, CwdSource) of a pane, from ListPanes."""

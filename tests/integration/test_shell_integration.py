@@ -190,10 +190,12 @@ def test_nested_shell_precedence(sampling_service: Service, shell: str) -> None:
     run(service, pane, "cd /tmp")
     wait_for(lambda: service.cwd(pane) == ("/tmp", "shell"), what="the shell's report")
     # A shell without integration inside it: its cd is seen by a child capture.
-    run(service, pane, "sh")
-    # Only once the shell runs it (its command marker): a shell reading ahead would
-    # take the next line for itself.
+    # Its prompt is built at run time, so the command line echoed does not show it.
+    run(service, pane, """sh -c 'p=in-sh; PS1="$p> " sh -i'""")
     wait_for(lambda: service.panes()[pane]["shell_state"] == "command", what="sh running")
+    # Only once sh prompts: the outer shell, until it hands the terminal over (fish
+    # sets its modes after its command marker), may take or drop a line typed early.
+    service.wait_screen(pane, "in-sh>")
     run(service, pane, "cd /usr; echo nested-$((6*7))")
     service.wait_screen(pane, "nested-42")
     wait_for(lambda: service.cwd(pane) == ("/usr", "process"), what="the child capture")

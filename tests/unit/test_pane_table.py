@@ -101,6 +101,25 @@ def assert_refused(
     assert pane.is_running and pane.process.poll() is None
 
 
+# -- closed panes ----------------------------------------------------------------------
+
+
+def test_a_closed_pane_is_waited_for_until_its_program_is_reaped(tmp_path: Path) -> None:
+    """Ending the sessions of closed panes (at stop, at upgrade) kills their programs;
+    until each is reaped, a stop still waits for it and an upgrade hands it on."""
+
+    async def test(table: PaneTable, loop: SteeredLoop) -> None:
+        pane = sleeper(table)
+        table.close(pane.id)
+        table.end_closing_sessions()  # its exit is heard on a later turn of the loop
+        assert table.lingering_processes() == 1
+        assert table.handover_record().reap == [pane.pid]
+        await until(lambda: table.lingering_processes() == 0, "the program to be reaped")
+        assert table.handover_record().reap == []
+
+    with_table(tmp_path, test)
+
+
 # -- the conditional kill --------------------------------------------------------------
 
 

@@ -20,9 +20,13 @@ class ClosingPanes:
     def __init__(self, loop: asyncio.AbstractEventLoop, grace_seconds: float) -> None:
         self._loop = loop
         self._grace_seconds = grace_seconds
-        self._panes: dict[int, Pane] = {}
+        self._panes: dict[int, Pane] = {}  # hung up, program not reaped yet
+        self._ended: set[int] = set()  # of those, the ones whose session was killed
 
     def __iter__(self) -> Iterator[Pane]:
+        """The closed panes whose program has not been reaped, or whose session has
+        not been ended yet: whoever waits for them to go (stop, upgrade) sees them."""
+        self._forget_gone()
         return iter(list(self._panes.values()))
 
     def add(self, pane: Pane) -> None:
@@ -37,11 +41,19 @@ class ClosingPanes:
 
     def unreaped(self) -> list[int]:
         """The pids of closed panes' programs that have not been reaped yet."""
-        return [pane.pid for pane in self._panes.values() if pane.process.returncode is None]
+        return [pane.pid for pane in self if pane.process.returncode is None]
+
+    def _forget_gone(self) -> None:
+        for pane_id in [i for i in self._ended if self._panes[i].process.returncode is not None]:
+            self._ended.discard(pane_id)
+            del self._panes[pane_id]
 
     def _end_session(self, pane: Pane) -> None:
-        if self._panes.pop(pane.id, None) is None:
+        if pane.id in self._ended or pane.id not in self._panes:
             return  # ended already, at stop
+        # Kept until its program is reaped: a stop or an upgrade waits for it.
+        self._ended.add(pane.id)
+        self._forget_gone()
         killed = kill_session(pane.pid)
         if killed:
             log.info("closed pane %d: killed %d process(es) ignoring the hangup", pane.id, killed)
