@@ -9,17 +9,23 @@ screen of a random pane and typing one character into a random pane (mux: ListPa
 GetScreen, SendInput from a connected dbus-fast client; tmux: list-panes,
 capture-pane -p, send-keys through a `tmux -C` client attached with no-output, tmux's
 own warm client), and mux saves a snapshot every 2 s (Snapshot(), until durable).
+With --flood, one more pane `cat`s a 10 MB file over and over (fairness: the
+flood must not hold up the others, the calls or the echo). Meanwhile a terminal
+attached to one more pane (`muxctl attach`; `tmux attach`) types
+a key every 100 ms and times its echo, from another process (echo_probe.py).
 Then each pane must show its `done` line right below an unbroken run of `seq` lines
 ending at the same number: nothing lost on screen. The server's CPU time over the
 load and its RSS after it are read from /proc. mux runs first, then tmux, on the same
 machine, one at a time.
 
-Printed: p50 and p99 of each call in ms, calls made, server CPU (% of one core) and
-RSS, spawn time per pane, and how many panes passed the check. Goal at 500 panes:
-each D-Bus call's p99 ≤ 50 ms, nothing lost. Not measured here yet: keystroke echo
-through `muxctl attach`, the scrollback's continuity, the 100/500/2000 curve.
+Printed: p50 and p99 of each call and of the echo in ms, calls made, server CPU (% of
+one core) and RSS, spawn time per pane, and how many panes passed the check. Goals at
+500 panes: each D-Bus call's p99 ≤ 50 ms, echo p99 ≤ 1.0x tmux's, nothing lost. Not
+measured here: the scrollback's continuity (the screen's is), the 100/500/2000 curve
+(scale.py).
 
-Run from the repository root: python3 bench/load.py [--panes N] [--seconds S] [--rate B]
+Run from the repository root:
+python3 bench/load.py [--panes N] [--seconds S] [--rate B] [--flood]
 """
 
 from __future__ import annotations
@@ -27,8 +33,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
 import random
 import re
+import subprocess
 import tempfile
 import time
 from collections.abc import Callable
@@ -38,6 +46,7 @@ from pathlib import Path
 from dbus_fast.aio import MessageBus
 
 from common import (
+    REAL_PYTHON,
     TIMEOUT,
     Muxd,
     Tmux,
@@ -50,6 +59,7 @@ from common import (
     spawn,
     wait_for,
 )
+from echo_probe import ECHO_PROGRAM
 
 GOAL_P99_MS = 50.0
 BURSTS_PER_SECOND = 20
@@ -74,6 +84,14 @@ def writer(rate: int, seconds: float, directory: Path) -> list[str]:
     return ["perl", str(script)]
 
 
+def flooder(directory: Path) -> list[str]:
+    """A pane that writes as fast as its terminal takes it, until it is killed."""
+    text = directory / "flood.txt"
+    line = "flood " + "y" * 73 + "\n"
+    text.write_text(line * (10_000_000 // len(line)))
+    return ["sh", "-c", f"while :; do cat {text}; done"]
+
+
 def intact(lines: list[str]) -> bool:
     """The screen ends with `done N` right below seq lines counting up to N."""
     numbered = [(m[1], int(m[2])) for line in lines if (m := LINE.match(line.strip()))]
@@ -92,9 +110,37 @@ class Side:
     cpu_percent: float = 0.0
     rss_mib: float = 0.0
     intact: int = 0
+    echo_lost: int = 0
 
     def time(self, what: str, started: float) -> None:
         self.calls.setdefault(what, []).append((time.perf_counter() - started) * 1000)
+
+
+class EchoProbe:
+    """echo_probe.py in its own process, typing into `client` (an attaching command
+    line) for `seconds` once started; its times land in `side.calls["echo"]`."""
+
+    def __init__(self, client: list[str], env: dict[str, str], seconds: float) -> None:
+        probe = Path(__file__).with_name("echo_probe.py")
+        self._process = subprocess.Popen(
+            [REAL_PYTHON, str(probe), "--seconds", str(seconds), "--", *client],
+            env=env,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def wait_ready(self) -> None:
+        assert self._process.stdout is not None
+        line = self._process.stdout.readline()
+        if line.strip() != "ready":
+            self._process.kill()
+            raise RuntimeError(f"the echo probe did not start: {line.strip()}")
+
+    def collect(self, side: Side) -> None:
+        out, _ = self._process.communicate(timeout=TIMEOUT)
+        result = json.loads(out.strip().splitlines()[-1])
+        side.calls["echo"] = result["times"]
+        side.echo_lost = result["lost"]
 
 
 def cpu_seconds(pid: int) -> float:
@@ -103,7 +149,7 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / 100  # utime + stime, in ticks of 10 ms
 
 
-async def mux_side(panes: int, argv: list[str], seconds: float) -> Side:
+async def mux_side(panes: int, argv: list[str], seconds: float, flood: list[str] | None) -> Side:
     side = Side("mux")
     with Muxd() as muxd:
         bus = await connect(muxd.bus_address)
@@ -111,12 +157,20 @@ async def mux_side(panes: int, argv: list[str], seconds: float) -> Side:
             started = time.perf_counter()
             ids = [await spawn(bus, argv) for _ in range(panes)]
             side.spawn_seconds = time.perf_counter() - started
+            if flood is not None:
+                await spawn(bus, flood)
+            attached = await spawn(bus, ECHO_PROGRAM)
+            probe = EchoProbe(
+                [REAL_PYTHON, "-m", "muxctl", "attach", str(attached)], muxd.env, seconds
+            )
+            probe.wait_ready()
             cpu_before, load_started = cpu_seconds(muxd.pid), time.perf_counter()
             await poll_mux(bus, ids, seconds, side)
             side.cpu_percent = (
                 100 * (cpu_seconds(muxd.pid) - cpu_before) / (time.perf_counter() - load_started)
             )
             side.rss_mib = rss_kib(muxd.pid) / 1024
+            probe.collect(side)
             side.intact = await mux_intact(bus, ids)
         finally:
             bus.disconnect()
@@ -157,7 +211,7 @@ async def mux_intact(bus: MessageBus, ids: list[int]) -> int:
     return len(good)
 
 
-def tmux_side(panes: int, argv: list[str], seconds: float) -> Side:
+def tmux_side(panes: int, argv: list[str], seconds: float, flood: list[str] | None) -> Side:
     side = Side("tmux")
     with Tmux("load", initial=argv) as tmux:
         control = TmuxControl(tmux, flags="no-output")
@@ -169,12 +223,18 @@ def tmux_side(panes: int, argv: list[str], seconds: float) -> Side:
             targets = [
                 line.decode() for line in control.command("list-panes -s -t bench -F '#{pane_id}'")
             ]
+            if flood is not None:
+                tmux.run("new-window", "-d", *flood)
+            tmux.run("new-session", "-d", "-s", "echo", "-x", "80", "-y", "24", *ECHO_PROGRAM)
+            probe = EchoProbe(tmux.argv("attach", "-t", "echo"), tmux.env, seconds)
+            probe.wait_ready()
             cpu_before, load_started = cpu_seconds(tmux.pid), time.perf_counter()
             poll_tmux(control, targets, seconds, side)
             side.cpu_percent = (
                 100 * (cpu_seconds(tmux.pid) - cpu_before) / (time.perf_counter() - load_started)
             )
             side.rss_mib = rss_kib(tmux.pid) / 1024
+            probe.collect(side)
             side.intact = tmux_intact(control, targets)
         finally:
             control.close()
@@ -221,15 +281,19 @@ def main() -> int:
     parser.add_argument("--panes", type=int, default=100)
     parser.add_argument("--seconds", type=float, default=10.0, help="how long the panes write")
     parser.add_argument("--rate", type=int, default=20_000, help="bytes a second per pane")
+    parser.add_argument("--flood", action="store_true", help="one more pane cats a big file")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="mux-bench-load-") as scratch:
         argv = writer(args.rate, args.seconds, Path(scratch))
-        mux = asyncio.run(mux_side(args.panes, argv, args.seconds))
-        tmux = tmux_side(args.panes, argv, args.seconds)
+        flood = flooder(Path(scratch)) if args.flood else None
+        mux = asyncio.run(mux_side(args.panes, argv, args.seconds, flood))
+        tmux = tmux_side(args.panes, argv, args.seconds, flood)
 
     print(
         f"load: {args.panes} panes, {args.rate / 1000:.0f} KB/s each for {args.seconds:.0f} s "
-        f"({args.panes * args.rate / 1e6:.1f} MB/s in all), one client polling\n"
+        f"({args.panes * args.rate / 1e6:.1f} MB/s in all), one client polling"
+        + (", one more pane flooding" if args.flood else "")
+        + "\n"
     )
     rows = []
     for label, what in (
@@ -237,6 +301,7 @@ def main() -> int:
         ("a screen (GetScreen | capture-pane)", "screen"),
         ("typing (SendInput | send-keys)", "input"),
         ("Snapshot() until durable (mux only)", "snapshot"),
+        ("keystroke echo (muxctl attach | tmux attach)", "echo"),
     ):
         tail: tuple[Callable[[list[float]], float], str] = (
             (max, "max") if what == "snapshot" else (lambda v: percentile(v, 0.99), "p99")
@@ -249,6 +314,7 @@ def main() -> int:
         ["server CPU % of a core", *(f"{s.cpu_percent:.0f}" for s in (mux, tmux))],
         ["server RSS MiB after", *(f"{s.rss_mib:.1f}" for s in (mux, tmux))],
         ["panes intact (done, seq unbroken)", *(f"{s.intact}/{args.panes}" for s in (mux, tmux))],
+        ["keys never echoed (5 s)", *(str(s.echo_lost) for s in (mux, tmux))],
     ]
     print_table(["figure", "mux", "tmux"], rows)
     worst = max(
@@ -260,6 +326,10 @@ def main() -> int:
         f"\ngoal: every D-Bus call p99 <= {GOAL_P99_MS:.0f} ms and nothing lost: "
         f"worst p99 {worst:.1f} ms, {mux.intact}/{args.panes} intact, {verdict}"
     )
+    if mux.calls.get("echo") and tmux.calls.get("echo"):
+        ratio = percentile(mux.calls["echo"], 0.99) / percentile(tmux.calls["echo"], 0.99)
+        echo_verdict = "met" if ratio <= 1.0 and not mux.echo_lost else "missed"
+        print(f"goal: echo p99 <= 1.0x tmux's: {ratio:.2f}x, {echo_verdict}")
     return 0
 
 

@@ -66,9 +66,11 @@ from mux.resurrection.checkpoints import CheckpointStore
 from mux.resurrection.endpoint import Endpoints
 from mux.state.restore import RestoreProblem
 from mux.system.fds import make_inherited_fds_close_on_exec
+from mux.system.journal import stderr_is_the_journal
 from mux.system.listen_fds import ListenFds, listen_fds
 from mux.system.locks import AlreadyLocked, take_instance_lock, take_state_lock
 from mux.system.notify import Supervisor
+from mux.system.open_files import SERVICE_OPEN_FILES
 from mux.system.paths import Paths, RuntimeDirError, ensure_runtime_dir, resolve_paths
 from mux.system.record_slots import RecordSlots
 
@@ -287,16 +289,6 @@ def _take_lock(take: Callable[[Paths], IO[bytes]], paths: Paths) -> IO[bytes]:
         raise AlreadyRunning(str(e)) from None
 
 
-def _stderr_is_the_journal() -> bool:
-    """JOURNAL_STREAM names the journal's socket as dev:inode (systemd.exec(5))."""
-    try:
-        device, inode = (int(part) for part in os.environ["JOURNAL_STREAM"].split(":"))
-        st = os.fstat(sys.stderr.fileno())
-    except (KeyError, ValueError, OSError):
-        return False
-    return (st.st_dev, st.st_ino) == (device, inode)
-
-
 def _check() -> int:
     """--check: everything the service imports loads (this module imports every part
     at its top), and the configuration is valid (checked before)."""
@@ -339,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.check or args.check_handover:
         return _check()
     # The journal stamps each line itself; a log file needs the time written.
-    stamp = "" if _stderr_is_the_journal() else "%(asctime)s "
+    stamp = "" if stderr_is_the_journal() else "%(asctime)s "
     logging.basicConfig(
         level=settings.log_level,
         format=stamp + "%(levelname)s %(name)s: %(message)s",
@@ -381,6 +373,7 @@ def main(argv: list[str] | None = None) -> int:
         if state_lock is None and lock is not None:
             lock.close()  # refused: the instance lock goes with it
     assert lock is not None and state_lock is not None
+    SERVICE_OPEN_FILES.raise_for_service(resume.children_open_files if resume else None)
     try:
         daemon = Daemon(
             settings,

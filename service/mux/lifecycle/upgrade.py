@@ -80,6 +80,9 @@ class Handover(BaseModel):
     # The hub's id towards its satellites and the spawns it relayed (docs/federation.md).
     hub_id: bytes = b""
     relayed: list[RelayedRecord] = []
+    # The open-files limit (soft, hard) the panes' programs get, when muxd raised its
+    # own (mux.system.open_files): the one the first muxd was started with.
+    children_open_files: tuple[int, int] | None = None
 
 
 async def preflight(argv: list[str], exits: ExitWatcher, handover_json: str) -> None:

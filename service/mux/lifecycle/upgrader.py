@@ -41,6 +41,7 @@ from mux.panes.table import PaneTable
 from mux.protocol.errors import Unavailable
 from mux.system.muxd_command import muxd_argv
 from mux.system.notify import Supervisor
+from mux.system.open_files import SERVICE_OPEN_FILES
 from mux.system.paths import Paths
 
 log = logging.getLogger(__name__)
@@ -141,6 +142,7 @@ class Upgrader:
             saving_disabled=self._keeper.saving_disabled,
             hub_id=self._control.hub.hub_id,
             relayed=self._control.hub.ledger.records(),
+            children_open_files=SERVICE_OPEN_FILES.for_children(),
         )
 
     def _inherited_fds(self, handover: Handover) -> list[int]:

@@ -14,8 +14,10 @@ uses a relative path (the snapshot writer's paths are all absolute).
 Elsewhere, subprocess with a preexec_fn that issues TIOCSCTTY.
 """
 
+import contextlib
 import fcntl
 import os
+import resource
 import signal
 import stat
 import struct
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 from mux.protocol.errors import SpawnFailed
 from mux.protocol.names import EXIT_STATUS_UNKNOWN
 from mux.system import proctree
+from mux.system.open_files import SERVICE_OPEN_FILES
 
 
 def set_window_size(fd: int, rows: int, cols: int) -> None:
@@ -82,6 +85,21 @@ def resolve_program(name: str, *, cwd: str, path: str | None) -> str:
 def _take_controlling_terminal() -> None:
     # Runs in the child after setsid() and after the slave became fd 0.
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    limits = SERVICE_OPEN_FILES.for_children()
+    if limits is not None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, limits)
+
+
+def _give_back_open_files_limit(pid: int) -> None:
+    """The program gets the open-files limit muxd was started with. posix_spawn sets
+    no limits, so this comes right after the exec: the program's first instants (a
+    shell's start-up) may still see muxd's, before it can have opened many files;
+    lowering muxd's own around the spawn instead would fail the snapshot writer's
+    files in that moment once hundreds of panes hold the low numbers."""
+    limits = SERVICE_OPEN_FILES.for_children()
+    if limits is not None:
+        with contextlib.suppress(OSError):  # gone already
+            resource.prlimit(pid, resource.RLIMIT_NOFILE, limits)
 
 
 # Dispositions a program must not inherit: Python ignores SIGPIPE and SIGXFSZ,
@@ -178,6 +196,7 @@ def _posix_spawn_on(
     finally:
         os.fchdir(here)
         os.close(here)
+    _give_back_open_files_limit(pid)
     return ChildProcess(pid)
 
 
