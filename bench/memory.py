@@ -15,7 +15,11 @@ line is on the screen as `GetScreen` (which also makes muxd emulate it) or
 server's VmRSS and Pss (smaps_rollup) are read. Last, muxd (configured with
 `screen_idle_seconds = 1`) is given time to hibernate the emulators nobody
 uses any more, and measured again ("hibernated"): the emulator is replaced by
-its dump and the freed heap is given back to the OS. muxd's private
+its dump and the freed heap is given back to the OS. The baseline: a fresh muxd
+with no pane (after a ListPanes) beside the tmux server with its one window, and
+the floor under muxd's figure: the same interpreter, started as muxd is, having
+loaded what muxd is built on (asyncio, dbus-fast's client, pydantic with a model
+validated, the avt emulator), step by step. muxd's private
 dbus-daemon is reported on its own line and not counted as muxd; the tmux
 figure is the server process (tmux's first window, needed to have a session,
 is part of its baseline).
@@ -30,12 +34,14 @@ import asyncio
 import functools
 import os
 import shutil
+import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dbus_fast.aio import MessageBus
 
 from common import (
+    REAL_PYTHON,
     Muxd,
     Tmux,
     call,
@@ -49,6 +55,18 @@ from common import (
 )
 
 GOAL = 2.0  # muxd per pane ≤ 2x tmux per pane
+BASELINE_GOAL_MIB = 25.0  # muxd with no pane
+# What muxd is built on, loaded one after another in one interpreter (the floor).
+FLOOR_STEPS = (
+    ("the interpreter (python3 -P, site)", "pass"),
+    ("+ asyncio", "import asyncio"),
+    ("+ dbus-fast's asyncio client", "import dbus_fast.aio"),
+    (
+        "+ pydantic, a model validated",
+        "import pydantic\nclass M(pydantic.BaseModel):\n    x: int = 1\nM.model_validate({})",
+    ),
+    ("+ avt, one screen", "import avt\navt.Vt(80, 24)"),
+)
 HIBERNATE_AFTER = 1.0  # muxd's screen_idle_seconds for this run
 
 COLS = 80
@@ -193,6 +211,38 @@ def emulator_kib(count: int) -> float:
     return (after - before) / count
 
 
+READ_RSS = "open('/proc/self/status').read().split('VmRSS:')[1].split()[0]"
+
+
+def floor_kib() -> list[tuple[str, int]]:
+    """RSS after each step of FLOOR_STEPS, each run cumulatively in a fresh process."""
+    found = []
+    for n, (label, _) in enumerate(FLOOR_STEPS):
+        code = "\n".join(step for _, step in FLOOR_STEPS[: n + 1])
+        code += f"\nprint({READ_RSS})"
+        out = subprocess.run(
+            [REAL_PYTHON, "-P", "-c", code], capture_output=True, text=True, check=True
+        )
+        found.append((label, int(out.stdout)))
+    return found
+
+
+def baselines() -> tuple[Sample, Sample]:
+    """(muxd with no pane, the tmux server with its one window)."""
+    with Muxd() as muxd:
+
+        async def settle() -> None:
+            bus = await connect(muxd.bus_address)
+            await call(bus, "ListPanes")
+            bus.disconnect()
+
+        asyncio.run(settle())
+        mux = sample(muxd.pid)
+    with Tmux(f"bench-base-{os.getpid()}") as tmux:
+        tmux_sample = sample(tmux.pid)
+    return mux, tmux_sample
+
+
 def verdict(ratio: float) -> str:
     return "met" if ratio <= GOAL else "missed"
 
@@ -214,6 +264,8 @@ def main() -> int:
     with Tmux(f"bench-mem-{os.getpid()}") as tmux:
         tm = measure_tmux(tmux, plan, count)
     vt = emulator_kib(max(count, 200))
+    base_mux, base_tmux = baselines()
+    floor = floor_kib()
 
     print(f"memory: batches of {count} panes, 80x24, each batch in a fresh muxd; RSS in KiB\n")
     print_table(
@@ -269,6 +321,22 @@ def main() -> int:
             f"muxd's private dbus-daemon with {count} panes (not counted above): "
             f"RSS {max(bus_rss)} KiB"
         )
+    print("\nbaseline: no pane (KiB)\n")
+    print_table(
+        ["server", "RSS", "Pss"],
+        [
+            ["muxd", str(base_mux.rss), str(base_mux.pss)],
+            ["tmux server (its one window)", str(base_tmux.rss), str(base_tmux.pss)],
+            *([f"floor: {label}", str(rss), "-"] for label, rss in floor),
+        ],
+    )
+    over = base_mux.rss - floor[-1][1]
+    goal_met = "met" if base_mux.rss / 1024 <= BASELINE_GOAL_MIB else "missed"
+    print(
+        f"\nmuxd with no pane: {base_mux.rss / 1024:.1f} MiB (goal <= {BASELINE_GOAL_MIB:.0f} MiB, "
+        f"{goal_met}); the floor of what it is built on: {floor[-1][1] / 1024:.1f} MiB; "
+        f"muxd's own code and state above it: {over / 1024:.1f} MiB"
+    )
     return 0
 
 

@@ -5,6 +5,7 @@ timers driven through an injected clock, and a restored pane's title."""
 import asyncio
 import os
 import shutil
+import threading
 import time
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
@@ -20,7 +21,7 @@ from mux.protocol.errors import NoSuchPane, PreconditionFailed
 from mux.protocol.spawn_options import LaunchKind, SpawnRequest
 from mux.state.restore import restore_session
 from mux.state.schema import CwdRecord, LayoutNode, PaneSnapshot, Session, WindowSnapshot
-from mux.system.proctree import working_directory
+from mux.system.proctree import ProcessTree, working_directory
 from tests.loop_support import until
 
 SPAWNER = ":1.5"
@@ -205,6 +206,27 @@ def test_working_directories_are_sampled_every_interval_once_started(tmp_path: P
         assert pane.cwd_source == "process"
 
     with_table(tmp_path, test, cwd_sample_seconds=30)
+
+
+def test_the_process_table_is_read_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hundreds of /proc files are read on a worker thread, not where keys are answered."""
+    readers: list[int] = []
+    real_read = ProcessTree.read
+
+    def read() -> ProcessTree | None:
+        readers.append(threading.get_ident())
+        return real_read()
+
+    monkeypatch.setattr(ProcessTree, "read", staticmethod(read))
+
+    async def test(table: PaneTable, loop: SteeredLoop) -> None:
+        sleeper(table)
+        await table.sample_cwds()
+        assert readers and threading.get_ident() not in readers
+
+    with_table(tmp_path, test)
 
 
 def test_an_idle_screen_is_swept_once_started(tmp_path: Path) -> None:

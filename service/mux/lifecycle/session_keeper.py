@@ -155,6 +155,7 @@ class SessionKeeper:
             generation=generation,
             saved=self._saved,
             failed=self._failed,
+            refresh=self._sample_cwds,
         )
         self._carried_over = self._resumed_generation is not None or (
             saved is not None and self._settings.restore
@@ -165,8 +166,10 @@ class SessionKeeper:
         if self._autosaver is not None and self._carried_over:
             self._autosaver.mark_dirty()
 
+    async def _sample_cwds(self) -> None:
+        await self._table.sample_cwds()  # where each program is now, not up to 10 s ago
+
     def _capture(self, generation: int) -> Session:
-        self._table.sample_cwds()  # where each program is right now, not up to 10 s ago
         kept = [(problem.pane, problem.window) for problem in self._problems]
         return capture_session(self._table, generation, kept, self._settings.replay_commands)
 

@@ -2,7 +2,9 @@
 
 A process capture (panes/cwd.py; docs/shell-integration.md#working-directory-sources-and-precedence)
 of each running pane every `interval` seconds, from `start` until `stop`; Linux
-reads /proc, elsewhere there is nothing to read.
+reads /proc, elsewhere there is nothing to read. The process table is read on a
+worker thread (mux.system.worker_threads): with hundreds of panes that is hundreds of files, tens of
+milliseconds in which the event loop would answer no key and no call.
 """
 
 import asyncio
@@ -11,6 +13,7 @@ from collections.abc import Callable, Iterable
 from mux.panes.pane import Pane
 from mux.panes.periodic import Periodic
 from mux.system.proctree import ProcessTree
+from mux.system.worker_threads import WORKER_THREADS
 
 
 class CwdSampler:
@@ -20,21 +23,34 @@ class CwdSampler:
         interval: float,
         panes: Callable[[], Iterable[Pane]],
     ) -> None:
+        self._loop = loop
         self._panes = panes
-        self._timer = Periodic(loop, interval, self.sample)
+        self._timer = Periodic(loop, interval, self._start_round)
+        self._round: asyncio.Task[None] | None = None
 
     def start(self) -> None:
         self._timer.start()
 
-    def sample(self) -> None:
-        panes = list(self._panes())
-        if not any(pane.is_running for pane in panes):
+    def _start_round(self) -> None:
+        if self._round is None or self._round.done():  # never two at once
+            self._round = self._loop.create_task(self.sample())
+
+    async def sample(self) -> None:
+        """A process capture of every running pane, now."""
+        if not any(pane.is_running for pane in self._panes()):
             return
-        processes = ProcessTree.read()
+        if WORKER_THREADS:
+            processes = await self._loop.run_in_executor(None, ProcessTree.read)
+        else:
+            processes = ProcessTree.read()
         if processes is None:
             return
-        for pane in panes:
+        # The panes as they are now: one started meanwhile is not in the table read,
+        # and is then taken as its own foreground (Pane.sample_cwd).
+        for pane in list(self._panes()):
             pane.sample_cwd(processes)
 
     def stop(self) -> None:
         self._timer.stop()
+        if self._round is not None:
+            self._round.cancel()

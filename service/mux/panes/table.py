@@ -262,9 +262,9 @@ class PaneTable:
         for observer in self._observers:
             observer.pane_removed(pane)
 
-    def sample_cwds(self) -> None:
+    async def sample_cwds(self) -> None:
         """A process capture of every running pane's working directory, now."""
-        self._cwd_sampler.sample()
+        await self._cwd_sampler.sample()
 
     def close_all(self) -> None:
         self._sweeper.stop()

@@ -34,6 +34,7 @@ from mux.system.durable import (
     durable_remove,
     durable_write,
 )
+from mux.system.worker_threads import WORKER_THREADS
 
 FORMAT = 1
 _INVOCATION = re.compile(r"[0-9a-f]{32}")
@@ -181,7 +182,10 @@ class CheckpointWriter:
         self._idle.clear()
         try:
             async with self._turn:
-                written = await self._loop.run_in_executor(None, write)
+                if WORKER_THREADS:
+                    written = await self._loop.run_in_executor(None, write)
+                else:
+                    written = write()
                 self._changed(written)
                 return written
         finally:

@@ -6,29 +6,26 @@ more write after it. `save_now` (the Snapshot method) writes at once and
 answers with the generation once it is durable. `final` writes the last state
 and stops: after it, nothing the stop does (panes closing) is saved. The
 capture runs on the event loop, so it sees one consistent state; the
-durable write itself (fsync) runs in a worker thread on Linux, touching
+durable write itself (fsync) runs in a worker thread where muxd may have one
+(mux.system.worker_threads), touching
 nothing but absolute paths (the pane spawner changes the process's cwd for
 an instant around posix_spawn).
 """
 
 import asyncio
 import logging
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
 from mux.state.schema import Session
 from mux.state.session_file import session_bytes
 from mux.system.durable import DurableWriteError, durable_write
+from mux.system.worker_threads import WORKER_THREADS
 
 log = logging.getLogger(__name__)
 
 DEBOUNCE_SECONDS = 0.5
-# The fsync runs in a worker thread only where panes start through posix_spawn
-# (Linux): elsewhere they start through fork + preexec_fn, which a second
-# thread could deadlock, so the write stays on the loop there.
-WRITE_IN_THREAD = sys.platform == "linux"
 
 
 class QuiesceError(Exception):
@@ -61,7 +58,9 @@ class Autosaver:
         saved: Callable[[int], None],
         failed: Callable[[str], None],
         debounce: float = DEBOUNCE_SECONDS,
+        refresh: Callable[[], Awaitable[None]] | None = None,
     ) -> None:
+        """`refresh`: brings what `capture` reads up to date before each capture."""
         if not path.is_absolute():
             raise ValueError(f"the snapshot path must be absolute: {path}")
         self.path = path
@@ -69,6 +68,7 @@ class Autosaver:
         self.last_error = ""  # until a write succeeds again: shown in the status
         self._loop = loop
         self._capture = capture
+        self._refresh = refresh
         self._saved = saved
         self._failed = failed
         self._debounce = debounce
@@ -120,13 +120,15 @@ class Autosaver:
         async with self._lock:  # no other write in flight from here
             if self._stopped and not final:
                 raise Stopped("saving is held or over")
+            if self._refresh is not None:
+                await self._refresh()
             if prepare is not None:
                 prepare()  # and nothing between it and the capture yields
             generation = self.generation + 1
             session = self._capture(generation)
             data = session_bytes(session)
             try:
-                if WRITE_IN_THREAD:
+                if WORKER_THREADS:
                     await self._loop.run_in_executor(None, durable_write, self.path, data)
                 else:
                     durable_write(self.path, data)

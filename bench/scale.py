@@ -1,0 +1,136 @@
+"""The scale curve: spawning, memory, snapshot and restore at 100, 500 and 2000 panes.
+
+For each count N (--counts), a fresh muxd on its own private bus gets N `sleep`
+panes from a warm client (Spawn, one after another), then: its RSS over its RSS
+with no pane (per pane), Snapshot() until durable (median of 3), and, after a stop
+(which writes the snapshot), the restore: its start to READY with N panes to
+relaunch, minus its start with nothing to restore. Beside it, a tmux server gets
+the same N panes (`new-window -d` from its own warm `tmux -C` client): spawn time
+and RSS per pane. Tmux has no restore of its own.
+
+Printed: per count, the totals and the cost per pane; then, for each figure, the
+per-pane cost at the largest count over the smallest: 1.0 is linear growth, above
+it the cost per pane grows with the count.
+
+Run from the repository root: python3 bench/scale.py [--counts 100,500,2000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.harness import Service, temp_root
+
+from common import Tmux, TmuxControl, print_table, rss_kib
+from snapshot import snapshot_times, spawn_many, started_in
+
+
+@dataclass
+class Point:
+    panes: int
+    spawn_s: float = 0.0
+    rss_kib: float = 0.0  # over the server with no pane
+    snapshot_s: float = 0.0
+    restore_s: float = 0.0
+    tmux_spawn_s: float = 0.0
+    tmux_rss_kib: float = 0.0
+
+
+def measure_mux(point: Point) -> None:
+    with temp_root() as root:
+        svc = Service(root, bus_address=None, config="kill_grace_seconds = 1\n")
+        empty_start = started_in(svc)
+        assert svc.process is not None
+        bare = rss_kib(svc.process.pid)
+        point.spawn_s = asyncio.run(spawn_many(svc.bus_address, point.panes))
+        point.rss_kib = rss_kib(svc.process.pid) - bare
+        point.snapshot_s = statistics.median(asyncio.run(snapshot_times(svc.bus_address, 3)))
+        svc.stop()
+        point.restore_s = started_in(svc) - empty_start
+        restored = len(svc.panes())
+        svc.stop()
+        if restored != point.panes:
+            raise RuntimeError(f"{restored} of {point.panes} panes restored")
+
+
+def measure_tmux(point: Point) -> None:
+    with Tmux("scale") as tmux:
+        bare = rss_kib(tmux.pid)
+        control = TmuxControl(tmux, flags="no-output")
+        try:
+            started = time.perf_counter()
+            for n in range(point.panes - 1):  # the session's first window is one
+                control.command(f"new-window -d sleep {10_000 + n}")
+            point.tmux_spawn_s = time.perf_counter() - started
+            point.tmux_rss_kib = rss_kib(tmux.pid) - bare
+        finally:
+            control.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--counts", default="100,500,2000", help="pane counts, comma-separated")
+    args = parser.parse_args()
+    points = [Point(int(n)) for n in args.counts.split(",")]
+    for point in points:
+        measure_mux(point)
+        measure_tmux(point)
+
+    def per_pane(total: float, point: Point, scale: float) -> str:
+        return f"{total * scale / point.panes:.2f}"
+
+    rows = []
+    for p in points:
+        rows.append(
+            [
+                str(p.panes),
+                f"{p.spawn_s * 1000:.0f} ({per_pane(p.spawn_s, p, 1000)})",
+                f"{p.tmux_spawn_s * 1000:.0f} ({per_pane(p.tmux_spawn_s, p, 1000)})",
+                f"{p.rss_kib / 1024:.1f} ({per_pane(p.rss_kib, p, 1)})",
+                f"{p.tmux_rss_kib / 1024:.1f} ({per_pane(p.tmux_rss_kib, p, 1)})",
+                f"{p.snapshot_s * 1000:.1f} ({per_pane(p.snapshot_s, p, 1e6)})",
+                f"{p.restore_s * 1000:.0f} ({per_pane(p.restore_s, p, 1000)})",
+            ]
+        )
+    print("the scale curve: totals, and per pane in parentheses\n")
+    print_table(
+        [
+            "panes",
+            "mux spawn ms (ms)",
+            "tmux spawn ms (ms)",
+            "mux RSS MiB (KiB)",
+            "tmux RSS MiB (KiB)",
+            "Snapshot ms (us)",
+            "restore ms (ms)",
+        ],
+        rows,
+    )
+    small, large = points[0], points[-1]
+
+    def growth(figure: str) -> str:
+        a, b = getattr(small, figure), getattr(large, figure)
+        return f"{(b / large.panes) / (a / small.panes):.2f}" if a > 0 else "-"
+
+    print(f"\nper-pane cost at {large.panes} panes over that at {small.panes} (1.00: linear)\n")
+    print_table(
+        ["figure", "mux", "tmux"],
+        [
+            ["spawn", growth("spawn_s"), growth("tmux_spawn_s")],
+            ["memory", growth("rss_kib"), growth("tmux_rss_kib")],
+            ["Snapshot", growth("snapshot_s"), "-"],
+            ["restore", growth("restore_s"), "-"],
+        ],
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
