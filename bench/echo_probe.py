@@ -99,7 +99,7 @@ class Terminal:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--seconds", type=float, required=True)
-    parser.add_argument("--interval", type=float, default=0.1)
+    parser.add_argument("--interval", type=float, default=0.05)
     parser.add_argument("argv", nargs="+")
     args = parser.parse_args()
     terminal = Terminal(args.argv)

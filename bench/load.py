@@ -12,7 +12,7 @@ own warm client), and mux saves a snapshot every 2 s (Snapshot(), until durable)
 With --flood, one more pane `cat`s a 10 MB file over and over (fairness: the
 flood must not hold up the others, the calls or the echo). Meanwhile a terminal
 attached to one more pane (`muxctl attach`; `tmux attach`) types
-a key every 100 ms and times its echo, from another process (echo_probe.py).
+a key every 50 ms and times its echo, from another process (echo_probe.py).
 Then each pane must show its `done` line right below an unbroken run of `seq` lines
 ending at the same number: nothing lost on screen. The server's CPU time over the
 load and its RSS after it are read from /proc. mux runs first, then tmux, on the same
