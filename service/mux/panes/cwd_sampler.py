@@ -3,8 +3,9 @@
 A process capture (panes/cwd.py; docs/shell-integration.md#working-directory-sources-and-precedence)
 of each running pane every `interval` seconds, from `start` until `stop`; Linux
 reads /proc, elsewhere there is nothing to read. The process table is read on a
-worker thread (mux.system.worker_threads): with hundreds of panes that is hundreds of files, tens of
-milliseconds in which the event loop would answer no key and no call.
+worker thread (mux.system.worker_threads): with hundreds of panes that is
+hundreds of files, tens of milliseconds in which the event loop would answer no
+key and no call.
 """
 
 import asyncio
