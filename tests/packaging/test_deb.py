@@ -19,29 +19,17 @@ from pathlib import Path
 import pytest
 
 from tests.harness import pid_alive, wait_for
+from tests.packaging.installed_files import DEBIAN_ZSH_COMPLETION, SYSTEM_FILES
 
 ROOT = Path(__file__).resolve().parents[2]
 USER = 65534  # nobody: an account with no home and no session of its own
 VERSION = "0.1.0-1"
 NEXT_VERSION = "0.1.0-2"
 INSTALLED = (
-    "/usr/bin/muxd",
-    "/usr/bin/muxctl",
+    *SYSTEM_FILES,
+    DEBIAN_ZSH_COMPLETION,
     "/usr/lib/mux/pyvenv.cfg",
-    "/usr/lib/systemd/user/mux.service",
-    "/usr/lib/systemd/user/mux.socket",
-    "/usr/share/dbus-1/services/org.mux.Mux1.service",
-    "/usr/share/applications/org.mux.Mux.desktop",
-    "/usr/share/gnome-shell/search-providers/org.mux.Mux.search-provider.ini",
-    "/usr/share/krunner/dbusplugins/org.mux.Mux.desktop",
-    "/usr/share/dbus-1/interfaces/org.mux.Mux1.Manager.xml",
-    "/usr/share/man/man1/muxctl.1.gz",
-    "/usr/share/man/man1/muxd.1.gz",
-    "/usr/share/bash-completion/completions/muxctl",
-    "/usr/share/zsh/vendor-completions/_muxctl",
-    "/usr/share/fish/vendor_completions.d/muxctl.fish",
     "/usr/share/doc/mux/copyright",
-    "/usr/libexec/mux/upgrade-running-muxds",
 )
 SOCKET_LINK = Path("/etc/systemd/user/sockets.target.wants/mux.socket")
 

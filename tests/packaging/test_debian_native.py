@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.packaging.installed_files import DEBIAN_ZSH_COMPLETION, SYSTEM_FILES
+
 ROOT = Path(__file__).resolve().parents[2]
 NATIVE = ROOT / "packaging" / "debian-native"
 DEBIAN = NATIVE / "debian"
@@ -266,25 +268,11 @@ def test_builds_and_passes_lintian_in_a_debian_unstable_chroot(tmp_path: Path) -
     ):
         assert bound in depends, depends
     for path in (
-        "/usr/bin/muxd",
-        "/usr/bin/muxctl",
+        *SYSTEM_FILES,
+        DEBIAN_ZSH_COMPLETION,
         "/usr/lib/python3/dist-packages/mux/daemon.py",
         "/usr/lib/python3/dist-packages/muxctl/main.py",
-        "/usr/lib/systemd/user/mux.service",
-        "/usr/lib/systemd/user/mux.socket",
-        "/usr/share/dbus-1/services/org.mux.Mux1.service",
-        "/usr/share/dbus-1/interfaces/org.mux.Mux1.Manager.xml",
-        "/usr/share/dbus-1/interfaces/org.mux.Mux1.Pane.xml",
-        "/usr/share/applications/org.mux.Mux.desktop",
-        "/usr/share/gnome-shell/search-providers/org.mux.Mux.search-provider.ini",
-        "/usr/share/krunner/dbusplugins/org.mux.Mux.desktop",
-        "/usr/share/man/man1/muxctl.1.gz",
-        "/usr/share/man/man1/muxd.1.gz",
-        "/usr/share/bash-completion/completions/muxctl",
-        "/usr/share/zsh/vendor-completions/_muxctl",
-        "/usr/share/fish/vendor_completions.d/muxctl.fish",
         "/usr/share/doc/mux/copyright",
-        "/usr/libexec/mux/upgrade-running-muxds",
     ):
         assert path in files, path
     subprocess.run(

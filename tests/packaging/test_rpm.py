@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.packaging.installed_files import FEDORA_ZSH_COMPLETION, SYSTEM_FILES
+
 ROOT = Path(__file__).resolve().parents[2]
 RPM = ROOT / "packaging" / "rpm"
 SPECS = [RPM / "mux.spec", RPM / "python-pyavt.spec"]
@@ -23,27 +25,7 @@ STUBS = RPM / "macros.fedora-stubs"
 VENV = "/usr/lib64/mux"
 
 # packaging/README.md's table, the man pages and the completions.
-INSTALLED = [
-    "/usr/bin/muxd",
-    "/usr/bin/muxctl",
-    "/usr/lib/systemd/user/mux.service",
-    "/usr/lib/systemd/user/mux.socket",
-    "/usr/share/dbus-1/services/org.mux.Mux1.service",
-    *(
-        f"/usr/share/dbus-1/interfaces/{p.name}"
-        for p in (ROOT / "desktop/interfaces").glob("*.xml")
-    ),
-    "/usr/share/applications/org.mux.Mux.desktop",
-    "/usr/share/gnome-shell/search-providers/org.mux.Mux.search-provider.ini",
-    "/usr/share/krunner/dbusplugins/org.mux.Mux.desktop",
-    "/usr/share/licenses/mux-0.1.0/LICENSE",
-    "/usr/share/man/man1/muxctl.1.gz",
-    "/usr/share/man/man1/muxd.1.gz",
-    "/usr/share/bash-completion/completions/muxctl",
-    "/usr/share/zsh/site-functions/_muxctl",
-    "/usr/share/fish/vendor_completions.d/muxctl.fish",
-    "/usr/libexec/mux/upgrade-running-muxds",
-]
+INSTALLED = [*SYSTEM_FILES, FEDORA_ZSH_COMPLETION, "/usr/share/licenses/mux-0.1.0/LICENSE"]
 
 
 def _tool(name: str) -> str:
