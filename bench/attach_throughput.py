@@ -39,6 +39,7 @@ from common import (
     Muxd,
     Tmux,
     child_pids,
+    cpu_seconds,
     make_root,
     median,
     print_table,
@@ -88,11 +89,6 @@ def descendants(pid: int) -> list[int]:
     for child in child_pids(pid):
         found += [child, *descendants(child)]
     return found
-
-
-def cpu_seconds(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 class Outer:

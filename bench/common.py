@@ -93,6 +93,12 @@ def _field_kib(path: str, name: str) -> int:
     raise LookupError(f"{name} not in {path}")
 
 
+def cpu_seconds(pid: int) -> float:
+    """User plus system time the process has used (/proc/PID/stat), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def rss_kib(pid: int) -> int:
     """Resident set size (VmRSS), KiB."""
     return _field_kib(f"/proc/{pid}/status", "VmRSS")

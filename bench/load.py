@@ -53,6 +53,7 @@ from common import (
     TmuxControl,
     call,
     connect,
+    cpu_seconds,
     percentile,
     print_table,
     rss_kib,
@@ -141,12 +142,6 @@ class EchoProbe:
         result = json.loads(out.strip().splitlines()[-1])
         side.calls["echo"] = result["times"]
         side.echo_lost = result["lost"]
-
-
-def cpu_seconds(pid: int) -> float:
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / 100  # utime + stime, in ticks of 10 ms
 
 
 async def mux_side(panes: int, argv: list[str], seconds: float, flood: list[str] | None) -> Side:
