@@ -185,7 +185,7 @@ def check_session(session: Session) -> None:
         placed += _window_panes(window, known)
     if (twice := _duplicate(placed)) is not None:
         raise SnapshotError(f"pane {twice} is placed twice in the layouts")
-    if unplaced := sorted(set(pane_ids) - set(placed)):
+    if unplaced := sorted(known - set(placed)):
         raise SnapshotError(f"pane {unplaced[0]} is in no window's layout")
 
 
