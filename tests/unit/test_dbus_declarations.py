@@ -19,7 +19,7 @@ from mux.dbus.pane_iface import (
     ListEntries,
     PaneInterface,
 )
-from mux.panes.pane import Pane
+from mux.panes.pane import Pane, PaneState
 from mux.protocol.dbus_methods import MANAGER_METHODS
 from mux.protocol.names import MANAGER_INTERFACE
 from muxctl.client import MuxClient
@@ -34,13 +34,13 @@ class StandInPane:
     cwd_source = "shell"
     title = "a title"
     window = 3
-    state = "running"
+    state: str = PaneState.RUNNING
     exit_status = 0
     rows = 24
     cols = 80
     shell_state = "prompt"
     last_command = None
-    last_command_status = None
+    last_command_status: int | None = None
 
 
 def _signature(args: list[Any]) -> str:
@@ -123,8 +123,11 @@ def test_list_entries_are_reused_only_while_nothing_changed() -> None:
     pane.title = "renamed"
     renamed = entries.entry(cast(Pane, pane))
     assert renamed is not first and renamed["title"] == Variant("s", "renamed")
-    pane.argv = ["sh"]  # a list now: changed in place below, it must not look the same
-    listed = entries.entry(cast(Pane, pane))
-    pane.argv.append("-x")
+    pane.state = PaneState.EXITED
+    pane.last_command_status = 3
+    exited = entries.entry(cast(Pane, pane))
+    assert exited["state"] == Variant("s", "exited")
+    assert exited["command_status"] == Variant("i", 3)
+    assert entries.entry(cast(Pane, pane)) is exited
+    pane.argv = ("sh", "-x")
     assert entries.entry(cast(Pane, pane))["argv"] == Variant("as", ["sh", "-x"])
-    assert listed["argv"] == Variant("as", ["sh"])

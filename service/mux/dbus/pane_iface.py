@@ -6,6 +6,7 @@ the D-Bus properties of `PaneInterface`, the `InterfacesAdded` body, the
 (docs/dbus-api.md#manager-methods).
 """
 
+import operator
 import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -18,38 +19,45 @@ from mux.panes.pane import Pane
 from mux.protocol.names import PANE_INTERFACE
 
 
+def _identity(value: Any) -> Any:
+    return value
+
+
+def _unknown_as_minus_one(status: int | None) -> int:
+    return status if status is not None else -1  # -1: running, or unknown
+
+
 @dataclass(frozen=True)
 class PaneField:
     key: str  # its key in a ListPanes entry
     signature: str  # its D-Bus type
-    read: Callable[[Pane], Any]
+    source: str  # the Pane attribute it is read from (an immutable value)
+    convert: Callable[[Any], Any] = _identity  # from that attribute's value to its D-Bus value
     property: str | None = None  # its org.mux.Mux1.Pane property; None: ListPanes only
 
-
-def _command_status(pane: Pane) -> int:
-    status = pane.last_command_status
-    return status if status is not None else -1  # -1: running, or unknown
+    def read(self, pane: Pane) -> Any:
+        return self.convert(getattr(pane, self.source))
 
 
 # In ListPanes order (and InterfacesAdded order, for the properties).
 PANE_FIELDS: tuple[PaneField, ...] = (
-    PaneField("id", "t", lambda pane: pane.id, "Id"),
-    PaneField("pid", "u", lambda pane: pane.pid, "Pid"),
-    PaneField("argv", "as", lambda pane: list(pane.argv), "Argv"),
-    PaneField("cwd", "s", lambda pane: pane.cwd, "Cwd"),
-    PaneField("cwd_source", "s", lambda pane: pane.cwd_source, "CwdSource"),
-    PaneField("title", "s", lambda pane: pane.title, "Title"),
-    PaneField("window", "t", lambda pane: pane.window, "Window"),
-    PaneField("state", "s", lambda pane: str(pane.state), "State"),
-    PaneField("exit_status", "i", lambda pane: pane.exit_status, "ExitStatus"),
-    PaneField("rows", "q", lambda pane: pane.rows, "Rows"),
-    PaneField("cols", "q", lambda pane: pane.cols, "Cols"),
+    PaneField("id", "t", "id", property="Id"),
+    PaneField("pid", "u", "pid", property="Pid"),
+    PaneField("argv", "as", "argv", list, property="Argv"),
+    PaneField("cwd", "s", "cwd", property="Cwd"),
+    PaneField("cwd_source", "s", "cwd_source", property="CwdSource"),
+    PaneField("title", "s", "title", property="Title"),
+    PaneField("window", "t", "window", property="Window"),
+    PaneField("state", "s", "state", str, property="State"),
+    PaneField("exit_status", "i", "exit_status", property="ExitStatus"),
+    PaneField("rows", "q", "rows", property="Rows"),
+    PaneField("cols", "q", "cols", property="Cols"),
     # What an integrated shell said last (docs/shell-integration.md): "prompt",
     # "command", or "" when unknown; the command line it started last; and that
     # command's exit status.
-    PaneField("shell_state", "s", lambda pane: pane.shell_state),
-    PaneField("command", "s", lambda pane: pane.last_command or ""),
-    PaneField("command_status", "i", _command_status),
+    PaneField("shell_state", "s", "shell_state"),
+    PaneField("command", "s", "last_command", lambda command: command or ""),
+    PaneField("command_status", "i", "last_command_status", _unknown_as_minus_one),
 )
 
 # The org.mux.Mux1.Pane properties by name.
@@ -57,19 +65,23 @@ PANE_PROPERTIES: dict[str, PaneField] = {
     field.property: field for field in PANE_FIELDS if field.property is not None
 }
 
+# Every field's source value of a pane at once, in PANE_FIELDS order (one C call).
+_read_sources = operator.attrgetter(*(field.source for field in PANE_FIELDS))
 
-def _entry(values: tuple[Any, ...]) -> dict[str, Variant]:
-    """One entry of `ListPanes`, from its pane's values in PANE_FIELDS order."""
+
+def _entry(sources: tuple[Any, ...]) -> dict[str, Variant]:
+    """One entry of `ListPanes`, from its pane's source values in PANE_FIELDS order."""
     return {
-        field.key: Variant(field.signature, value)
-        for field, value in zip(PANE_FIELDS, values, strict=True)
+        field.key: Variant(field.signature, field.convert(value))
+        for field, value in zip(PANE_FIELDS, sources, strict=True)
     }
 
 
 class ListEntries:
     """`ListPanes` entries, each built again only when one of its pane's values changed:
-    making 14 Variants for each of 500 panes was a third of the call. The values are
-    compared, not trusted to be announced, so an entry is never stale."""
+    making 14 Variants for each of 500 panes was a third of the call. The source values
+    are compared, not trusted to be announced, so an entry is never stale; they are
+    immutable (tuples, strings, numbers, enums), so equal means unchanged."""
 
     def __init__(self) -> None:
         self._entries: weakref.WeakKeyDictionary[
@@ -77,15 +89,12 @@ class ListEntries:
         ] = weakref.WeakKeyDictionary()
 
     def entry(self, pane: Pane) -> dict[str, Variant]:
-        values = tuple(field.read(pane) for field in PANE_FIELDS)
-        # Lists (argv) as tuples: a list read now and changed in place later must
-        # not compare equal to itself.
-        frozen = tuple(tuple(v) if isinstance(v, list) else v for v in values)
+        sources = _read_sources(pane)
         cached = self._entries.get(pane)
-        if cached is not None and cached[0] == frozen:
+        if cached is not None and cached[0] == sources:
             return cached[1]
-        entry = _entry(values)
-        self._entries[pane] = (frozen, entry)
+        entry = _entry(sources)
+        self._entries[pane] = (sources, entry)
         return entry
 
 

@@ -11,7 +11,7 @@ from mux.dbus.manager_iface import ManagerInterface
 from mux.dbus.pane_iface import PaneInterface, pane_property_variants
 from mux.panes.pane import Pane
 from mux.protocol.names import PANE_INTERFACE, ROOT_PATH, pane_path
-from mux.system.dbus_adapter import ObjectManagerBus
+from mux.system.dbus_service_bus import ObjectManagerBus
 
 
 def _describe_pane(interface: ServiceInterface) -> dict[str, dict[str, Variant]] | None:
