@@ -108,6 +108,8 @@ def pane_property_variants(pane: Pane) -> dict[str, Variant]:
 class PaneInterface(ServiceInterface):
     """The D-Bus properties are added from PANE_PROPERTIES below the class."""
 
+    __slots__ = ("pane",)  # no instance dict: one of these per pane
+
     def __init__(self, pane: Pane) -> None:
         super().__init__(PANE_INTERFACE)
         self.pane = pane

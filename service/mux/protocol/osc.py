@@ -18,6 +18,7 @@ is skipped to its end without being buffered. Malformed input never raises.
 The common case (no OSC in a chunk) is one `bytes.find`.
 """
 
+import functools
 import os
 import re
 from dataclasses import dataclass
@@ -66,10 +67,16 @@ class _State(Enum):
     SKIP_ESCAPE = auto()
 
 
+@functools.cache
+def _with_localhost(local_hosts: frozenset[str]) -> frozenset[str]:
+    """One set for every pane's scanner (the service's host names rarely change)."""
+    return local_hosts | {"", "localhost"}
+
+
 class OscScanner:
     def __init__(self, local_hosts: frozenset[str]) -> None:
         """`local_hosts`: the host names OSC 7 may carry (lower case), "" and localhost included."""
-        self._local_hosts = local_hosts | {"", "localhost"}
+        self._local_hosts = _with_localhost(local_hosts)
         self._state = _State.GROUND
         self._body = bytearray()
         # A shell repeats itself (the same prompt marker, title and directory at

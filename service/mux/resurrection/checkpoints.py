@@ -158,8 +158,8 @@ class CheckpointWriter:
         self._changed = changed
         self._in_flight = 0
         self._turn = asyncio.Lock()
-        self._idle = asyncio.Event()
-        self._idle.set()
+        # Made only while someone waits: an Event is 0.8 KiB, and every pane has a writer.
+        self._idle: asyncio.Event | None = None
 
     async def write(self, application: str, reference: str) -> int:
         """The generation written; DurableWriteError, CheckpointProblem or OSError if it
@@ -175,11 +175,14 @@ class CheckpointWriter:
         await self._in_turn(clear)
 
     async def idle(self) -> None:
+        if not self._in_flight:
+            return
+        if self._idle is None:
+            self._idle = asyncio.Event()
         await self._idle.wait()
 
     async def _in_turn(self, write: Callable[[], _Written]) -> _Written:
         self._in_flight += 1
-        self._idle.clear()
         try:
             async with self._turn:
                 if WORKER_THREADS:
@@ -190,5 +193,6 @@ class CheckpointWriter:
                 return written
         finally:
             self._in_flight -= 1
-            if not self._in_flight:
-                self._idle.set()
+            if not self._in_flight and self._idle is not None:
+                self._idle.set()  # (its waiters hold it; the next wait makes another)
+                self._idle = None

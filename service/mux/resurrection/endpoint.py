@@ -29,7 +29,7 @@ from typing import Protocol
 from mux.protocol import resurrection as ar
 from mux.resurrection.checkpoints import CheckpointProblem, CheckpointStore, CheckpointWriter
 from mux.resurrection.ownership import verify_owner
-from mux.system.accepting import accept_with_credentials, serve
+from mux.system.accepting import SETTING_UP, accept_with_credentials, serve
 from mux.system.durable import DurableWriteError
 
 log = logging.getLogger(__name__)
@@ -74,10 +74,10 @@ class Endpoint:
         self.stopped = False
         self.frozen = False  # the final snapshot is being taken: no new request
         self._loop = loop
-        self._connections: set[_Connection] = set()
+        # A dict as a set: empty, a quarter of an empty set (most programs never connect).
+        self._connections: dict[_Connection, None] = {}
         self.checkpoints = CheckpointWriter(store, invocation, loop, self._checkpoint_changed)
         self._socket = sock
-        self._starting: set[asyncio.Task[object]] = set()
         sock.setblocking(False)
         loop.add_reader(sock.fileno(), self._accept)
 
@@ -166,13 +166,13 @@ class Endpoint:
         conn, peer = accepted
         # An unknown peer is answered like a stranger (invalid_handshake), never trusted.
         connection = _Connection(self, *((peer.pid, peer.uid) if peer else (None, -1)))
-        self._connections.add(connection)
+        self._connections[connection] = None
 
         def failed(error: BaseException | str) -> None:
             log.warning("a resurrection connection could not be set up: %s", error)
             self.forget(connection)
 
-        serve(self._loop, conn, connection, self._starting, failed)
+        serve(self._loop, conn, connection, SETTING_UP, failed)
 
     @property
     def registrations(self) -> int:
@@ -180,7 +180,7 @@ class Endpoint:
         return sum(1 for connection in self._connections if connection.registered)
 
     def forget(self, connection: "_Connection") -> None:
-        self._connections.discard(connection)
+        self._connections.pop(connection, None)
 
     # -- requests (the owner's, after its hello) --------------------------------------
 
