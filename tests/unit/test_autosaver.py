@@ -4,12 +4,17 @@ import asyncio
 from pathlib import Path
 
 from mux.state.autosaver import Autosaver
+from mux.state.capture import CaptureSteps, already_captured
 from mux.state.schema import Session
 from mux.state.session_file import parse_session
 
 
 def _session(generation: int) -> Session:
     return Session(version=1, generation=generation, saved_at=0.0, windows=[], panes=[])
+
+
+def _steps(generation: int) -> CaptureSteps:
+    return already_captured(_session(generation))
 
 
 def test_a_change_during_a_write_forces_one_more_write(tmp_path: Path) -> None:
@@ -19,10 +24,10 @@ def test_a_change_during_a_write_forces_one_more_write(tmp_path: Path) -> None:
         done = asyncio.Event()
         autosaver: Autosaver
 
-        def capture(generation: int) -> Session:
+        def capture(generation: int) -> CaptureSteps:
             if generation == 1:
                 autosaver.mark_dirty()  # a change while the first write is under way
-            return _session(generation)
+            return _steps(generation)
 
         def on_saved(generation: int) -> None:
             saved.append(generation)
@@ -54,7 +59,7 @@ def test_final_saves_now_and_nothing_after(tmp_path: Path) -> None:
         autosaver = Autosaver(
             loop,
             tmp_path / "s.json",
-            _session,
+            _steps,
             generation=41,
             saved=saved.append,
             failed=lambda _r: None,
@@ -91,7 +96,7 @@ def test_a_participant_that_cannot_come_to_rest_keeps_the_previous_snapshot(
         autosaver = Autosaver(
             loop,
             tmp_path / "s.json",
-            _session,
+            _steps,
             generation=0,
             saved=lambda _g: None,
             failed=failures.append,
@@ -103,7 +108,7 @@ def test_a_participant_that_cannot_come_to_rest_keeps_the_previous_snapshot(
         again = Autosaver(
             loop,
             tmp_path / "s.json",
-            _session,
+            _steps,
             generation=1,
             saved=lambda _g: None,
             failed=failures.append,
@@ -114,3 +119,36 @@ def test_a_participant_that_cannot_come_to_rest_keeps_the_previous_snapshot(
     refused, taken, failures = asyncio.run(scenario())
     assert refused is None and "did not drain" in failures[0]
     assert taken == 2 and Calm.prepared
+
+
+def test_the_loop_runs_between_capture_steps_except_in_the_final_snapshot(
+    tmp_path: Path,
+) -> None:
+    async def scenario() -> tuple[list[str], list[str]]:
+        loop = asyncio.get_running_loop()
+        seen: list[str] = []
+
+        def capture(generation: int) -> CaptureSteps:
+            for step in range(3):
+                seen.append(f"step {step}")
+                loop.call_soon(seen.append, "loop")  # runs at the loop's next turn
+                if step < 2:
+                    yield
+            return _session(generation)
+
+        autosaver = Autosaver(
+            loop,
+            tmp_path / "s.json",
+            capture,
+            generation=0,
+            saved=lambda _g: None,
+            failed=lambda _r: None,
+        )
+        await autosaver.save_now()
+        stepped, seen[:] = list(seen), []
+        await autosaver.final()
+        return stepped, seen[:4]
+
+    stepped, final = asyncio.run(scenario())
+    assert stepped[:5] == ["step 0", "loop", "step 1", "loop", "step 2"]
+    assert final == ["step 0", "step 1", "step 2", "loop"]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from mux.panes.table import PaneTable
 from mux.protocol.spawn_options import LaunchKind, SpawnRequest
-from mux.state.capture import capture_session
+from mux.state.capture import capture_session, capture_steps
 from mux.state.restore import restore_session
 from mux.state.session_file import parse_session, session_bytes
 from tests.loop_support import until
@@ -103,5 +103,33 @@ def test_a_program_still_running_from_before_is_not_started_twice(tmp_path: Path
         assert "still runs" in problem.reason
         assert [pane.id for pane in table] == [survivor], "no second copy was started"
         os.kill(table.get(survivor).pid, 0)
+
+    with_table(tmp_path, test)
+
+
+def test_a_capture_in_steps_saves_the_panes_of_its_start_as_they_are_at_their_step(
+    tmp_path: Path,
+) -> None:
+    async def test(table: PaneTable, loop: SteeredLoop) -> None:
+        first = spawn(table, ("sleep", "606"), title="before")
+        window = table.get(first).window
+        for n in range(4):
+            spawn(table, ("sleep", f"61{n}"), window=window if n % 2 else 0)
+        steps = capture_steps(table, 3, step=2)
+        next(steps)  # the windows and panes to save are settled by the first step
+        late = spawn(table, ("sleep", "620"))  # between steps: not in this capture
+        taken = 1
+        try:
+            while True:
+                next(steps)
+                taken += 1
+        except StopIteration as done:
+            session = done.value
+        assert taken >= 3, "five panes two at a time, after the windows"
+        assert late not in [p.id for p in session.panes]
+        one_go = capture_session([p for p in table if p.id != late], 3)
+        assert session.model_dump(exclude={"saved_at"}) == one_go.model_dump(exclude={"saved_at"})
+        # Read through the bytes a restart reads: the session's own rules hold.
+        assert parse_session(session_bytes(session)).generation == 3
 
     with_table(tmp_path, test)

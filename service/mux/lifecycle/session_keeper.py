@@ -22,7 +22,7 @@ from mux.protocol.errors import Unavailable
 from mux.protocol.restore_problems import UnrestoredPane
 from mux.resurrection.checkpoints import CheckpointStore
 from mux.state.autosaver import Autosaver, Stopped
-from mux.state.capture import capture_session
+from mux.state.capture import CaptureSteps, capture_steps
 from mux.state.restore import RestoreProblem, restore_session
 from mux.state.schema import Session
 from mux.state.session_file import SnapshotRefused, read_session, session_bytes
@@ -169,9 +169,9 @@ class SessionKeeper:
     async def _sample_cwds(self) -> None:
         await self._table.sample_cwds()  # where each program is now, not up to 10 s ago
 
-    def _capture(self, generation: int) -> Session:
+    def _capture(self, generation: int) -> CaptureSteps:
         kept = [(problem.pane, problem.window) for problem in self._problems]
-        return capture_session(self._table, generation, kept, self._settings.replay_commands)
+        return capture_steps(self._table, generation, kept, self._settings.replay_commands)
 
     # -- serve --------------------------------------------------------------------
 

@@ -5,7 +5,9 @@ later. Writes are serialized; a change that arrives during a write makes one
 more write after it. `save_now` (the Snapshot method) writes at once and
 answers with the generation once it is durable. `final` writes the last state
 and stops: after it, nothing the stop does (panes closing) is saved. The
-capture runs on the event loop, so it sees one consistent state; the
+capture runs on the event loop, in steps between which the loop runs (so that
+hundreds of panes' output and calls do not wait for it; which panes are saved
+is settled at its start), except the final one: it sees one state at rest. The
 durable write itself (fsync) runs in a worker thread where muxd may have one
 (mux.system.worker_threads), touching
 nothing but absolute paths (the pane spawner changes the process's cwd for
@@ -18,6 +20,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from mux.state.capture import CaptureSteps, finish
 from mux.state.schema import Session
 from mux.state.session_file import session_bytes
 from mux.system.durable import DurableWriteError, durable_write
@@ -56,12 +59,21 @@ def _write_and_release(path: Path, data: bytes) -> None:
     release_free_memory()
 
 
+async def _run_yielding(steps: CaptureSteps) -> Session:
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        await asyncio.sleep(0)  # the loop's turn
+
+
 class Autosaver:
     def __init__(
         self,
         loop: asyncio.AbstractEventLoop,
         path: Path,
-        capture: Callable[[int], Session],
+        capture: Callable[[int], CaptureSteps],
         *,
         generation: int,
         saved: Callable[[int], None],
@@ -134,9 +146,12 @@ class Autosaver:
             if prepare is not None:
                 prepare()  # and nothing between it and the capture yields
             generation = self.generation + 1
-            # The session's models (some KiB a pane) are gone before the write's await:
-            # kept across it, the loop's allocations meanwhile would pin their memory.
-            data = session_bytes(self._capture(generation))
+            steps = self._capture(generation)
+            session = finish(steps) if final else await _run_yielding(steps)
+            data = session_bytes(session)
+            # The session's models (some KiB a pane) go before the write's await: kept
+            # across it, the loop's allocations meanwhile would pin their memory.
+            del session
             try:
                 if WORKER_THREADS:
                     await self._loop.run_in_executor(None, _write_and_release, self.path, data)

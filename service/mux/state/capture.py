@@ -12,7 +12,8 @@ and a file is validated whole when it is read.
 """
 
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Generator, Iterable, Sequence
+from typing import TypeVar
 
 from mux.panes.pane import Pane
 from mux.protocol.spawn_options import LaunchKind
@@ -78,22 +79,61 @@ def window_snapshot(window: int, panes: list[Pane]) -> WindowSnapshot:
     )
 
 
+# Panes captured between two steps: the loop carries every pane's output meanwhile,
+# and 500 panes in one go held it 15-35 ms (a keystroke's echo waited as long).
+CAPTURE_STEP_PANES = 50
+
+# A capture in steps: it yields between steps (the caller may let the loop run
+# there) and returns the session. The panes and windows are those of its start.
+CaptureSteps = Generator[None, None, Session]
+
+_Item = TypeVar("_Item")
+_Built = TypeVar("_Built")
+
+
+def _built_in_steps(
+    items: Sequence[_Item], build: Callable[[_Item], _Built], step: int
+) -> Generator[None, None, list[_Built]]:
+    built: list[_Built] = []
+    for start in range(0, len(items), step):
+        if start:
+            yield
+        built.extend(build(item) for item in items[start : start + step])
+    return built
+
+
 def capture_session(
     panes: Iterable[Pane],
     generation: int,
     kept: Iterable[tuple[PaneSnapshot, int]] = (),
     replay_allowlist: Sequence[str] = (),
 ) -> Session:
+    """The session in one go (see `capture_steps`)."""
+    return finish(capture_steps(panes, generation, kept, replay_allowlist))
+
+
+def capture_steps(
+    panes: Iterable[Pane],
+    generation: int,
+    kept: Iterable[tuple[PaneSnapshot, int]] = (),
+    replay_allowlist: Sequence[str] = (),
+    step: int = CAPTURE_STEP_PANES,
+) -> CaptureSteps:
     """`kept`: panes that could not be restored, (snapshot, window id), saved as they
-    were so that they can be repaired, each in a window of its own."""
-    live = [pane for pane in panes if pane.is_running]
+    were so that they can be repaired, each in a window of its own. Which panes and
+    windows are saved is settled at the start, so the layout and the panes agree
+    whatever happens between steps; each pane is read as it is at its step."""
+    live = sorted((pane for pane in panes if pane.is_running), key=lambda p: p.id)
     windows: dict[int, list[Pane]] = {}
     for pane in live:
         windows.setdefault(pane.window, []).append(pane)
-    saved_windows = [window_snapshot(w, windows[w]) for w in sorted(windows)]
-    saved_panes = [
-        pane_snapshot(pane, replay_allowlist) for pane in sorted(live, key=lambda p: p.id)
-    ]
+    saved_windows = yield from _built_in_steps(
+        sorted(windows), lambda window: window_snapshot(window, windows[window]), step
+    )
+    yield
+    saved_panes = yield from _built_in_steps(
+        live, lambda pane: pane_snapshot(pane, replay_allowlist), step
+    )
     for snapshot, window in kept:
         node = LayoutNode.model_construct(id=1, kind="pane", pane=snapshot.id)
         saved_windows.append(
@@ -111,3 +151,18 @@ def capture_session(
     )
     check_session(session)  # what validating would have checked of the whole
     return session
+
+
+def already_captured(session: Session) -> CaptureSteps:
+    """The steps of a session captured already: none."""
+    yield from ()
+    return session
+
+
+def finish(steps: CaptureSteps) -> Session:
+    """Every step at once (the final snapshot: nothing may change between them)."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
