@@ -6,10 +6,10 @@ the service is not on the bus and cannot be activated, muxctl starts `muxd` in t
 background itself, the way a tmux client starts its server.
 """
 
+import functools
 import os
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from jeepney import DBusAddress, Message, MessageFlag, MessageType, message_bus, new_method_call
@@ -26,21 +26,24 @@ from mux.protocol.names import (
     MANAGER_INTERFACE,
     ROOT_PATH,
 )
-from mux.system.busaddr import BusChoice, BusKind, choose_bus, socket_answers
+from mux.system.busaddr import BusChoice, BusKind, choose_bus_for, socket_answers
 from mux.system.locks import holder_alive
 from mux.system.muxd_command import muxd_argv
 from mux.system.paths import (
+    PRIVATE_BUS,
     Paths,
     RuntimeDirError,
     check_private_dir,
     ensure_runtime_dir,
     resolve_paths,
+    runtime_dir,
 )
 from muxctl.errors import CtlError, NotRunning, RemoteError
 from muxctl.wire import from_wire, to_wire
 
 if TYPE_CHECKING:
     import subprocess
+    from pathlib import Path
 
 START_TIMEOUT_SECONDS = 15.0
 # A muxd that runs but is not on its bus (it lost it and is reconnecting, or is still
@@ -267,7 +270,7 @@ class Starter:
         return CtlError(f"muxd exited with status {status} while starting{detail}")
 
 
-def _rotate(log: Path) -> None:
+def _rotate(log: "Path") -> None:
     """Keep the background muxd's log from growing without end: one old copy."""
     try:
         if log.stat().st_size > LOG_ROTATE_BYTES:
@@ -308,29 +311,34 @@ def connect(*, autostart: bool = True, environ: dict[str, str] | None = None) ->
     (D-Bus activation) where it can, else by starting muxd here. Without,
     NotRunning is raised and nothing is started.
     """
-    paths = resolve_paths(environ)
-    choice = choose_bus(paths, environ)
+    runtime = runtime_dir(environ)
+    private_bus = os.path.join(runtime, PRIVATE_BUS)
+    choice = choose_bus_for(private_bus, environ)
     starter: Starter | None = None
 
-    if choice.kind is BusKind.PRIVATE and os.path.lexists(paths.runtime):
+    @functools.cache
+    def paths() -> Paths:  # off the common path only: resolve_paths loads pathlib
+        return resolve_paths(environ)
+
+    if choice.kind is BusKind.PRIVATE and os.path.lexists(runtime):
         # Whoever can write there could pose as mux and read every argv, env
         # and keystroke we send: the same check muxd makes before using it.
         try:
-            check_private_dir(paths.runtime)
+            check_private_dir(runtime)
         except RuntimeDirError as e:
             raise CtlError(f"refusing to use the private bus: {e}") from None
-    private_bus_down = choice.kind is BusKind.PRIVATE and not socket_answers(paths.private_bus)
-    if private_bus_down and holder_alive(paths):  # muxd runs and starts its bus again
-        _wait_for(lambda: socket_answers(paths.private_bus))
-    if choice.kind is BusKind.PRIVATE and not socket_answers(paths.private_bus):
+    private_bus_down = choice.kind is BusKind.PRIVATE and not socket_answers(private_bus)
+    if private_bus_down and holder_alive(paths()):  # muxd runs and starts its bus again
+        _wait_for(lambda: socket_answers(private_bus))
+    if choice.kind is BusKind.PRIVATE and not socket_answers(private_bus):
         if not autostart:
             raise NotRunning("mux is not running (no bus answers)")
         # A listening attach socket with no muxd is mux.socket's: connecting (done by
         # asking) has systemd start mux.service, which starts the private bus.
-        activated = socket_answers(paths.attach_socket) and not holder_alive(paths)
-        starter = None if activated else Starter(paths)
+        activated = socket_answers(paths().attach_socket) and not holder_alive(paths())
+        starter = None if activated else Starter(paths())
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
-        while not socket_answers(paths.private_bus):
+        while not socket_answers(private_bus):
             if starter is not None:
                 starter.check_alive()
             if time.monotonic() > deadline:
@@ -341,7 +349,7 @@ def connect(*, autostart: bool = True, environ: dict[str, str] | None = None) ->
     try:
         connection = open_bus(choice)
     except CtlError:
-        if holder_alive(paths):
+        if holder_alive(paths()):
             raise CtlError(f"{RECONNECTING} (the {choice.kind} bus does not answer)") from None
         raise
     client = MuxClient(connection, choice)
@@ -350,7 +358,7 @@ def connect(*, autostart: bool = True, environ: dict[str, str] | None = None) ->
     if error is None:
         return client
     _unless_not_running(client, error)
-    if starter is None and holder_alive(paths):
+    if starter is None and holder_alive(paths()):
         # A muxd runs but is off its bus (reconnecting, or still starting): it comes
         # back by itself; neither activation nor a second muxd.
         if _wait_for(lambda: name_has_owner(connection)):
@@ -368,7 +376,7 @@ def connect(*, autostart: bool = True, environ: dict[str, str] | None = None) ->
             raise NotRunning(
                 f"mux is not running (nothing owns {BUS_NAME} on the {choice.kind} bus)"
             )
-        starter = Starter(paths)
+        starter = Starter(paths())
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
     while not name_has_owner(connection):
         try:

@@ -12,16 +12,15 @@ from muxctl.commands import VERBS, all_commands, load
 from muxctl.commands.command import LocalCommand, ServiceCommand
 from muxctl.completing import HOSTS, complete_with
 from muxctl.errors import EXIT_FAILURE, EXIT_USAGE, CtlError, NotRunning
+from muxctl.parser import Parser
 
 
 def build_parser(verb: str | None = None) -> argparse.ArgumentParser:
     """muxctl's parser: with `verb` (one of VERBS), only that verb's; else every verb's
     (for --help, an unknown verb, the completion script and the man page)."""
-    common = argparse.ArgumentParser(add_help=False)
+    common = Parser(add_help=False)
     common.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
-    parser = argparse.ArgumentParser(
-        prog="muxctl", description="Control the mux terminal session service."
-    )
+    parser = Parser(prog="muxctl", description="Control the mux terminal session service.")
     parser.add_argument("--json", action="store_true", default=False, help="print JSON")
     parser.add_argument(
         "--no-start", action="store_true", help="do not start muxd when it is not running"

@@ -2,7 +2,8 @@
 
 Order: `DBUS_SESSION_BUS_ADDRESS`, else `$XDG_RUNTIME_DIR/bus` (the systemd
 user bus), else mux's private bus at `<runtime>/bus`, which muxd starts when
-none of the others exists. Stdlib only: muxctl imports this on every call.
+none of the others exists. Stdlib only, and no pathlib: muxctl imports this on
+every call (mux.system.paths says why).
 """
 
 import os
@@ -11,7 +12,6 @@ import stat
 import string
 from collections.abc import Mapping
 from enum import StrEnum
-from pathlib import Path
 from typing import NamedTuple
 
 from mux.system.paths import Paths
@@ -32,7 +32,7 @@ class BusChoice(NamedTuple):  # not a dataclass: muxctl's start-up (mux.system.p
 _ADDRESS_SAFE = frozenset((string.ascii_letters + string.digits + "-_/.*").encode())
 
 
-def unix_address(path: Path) -> str:
+def unix_address(path: str | os.PathLike[str]) -> str:
     """`unix:path=...` for a socket path, escaped so that any path is a valid address."""
     raw = os.fsencode(path)
     return "unix:path=" + "".join(
@@ -40,7 +40,7 @@ def unix_address(path: Path) -> str:
     )
 
 
-def _is_socket(path: Path) -> bool:
+def _is_socket(path: str | os.PathLike[str]) -> bool:
     try:
         return stat.S_ISSOCK(os.stat(path).st_mode)
     except OSError:
@@ -48,19 +48,24 @@ def _is_socket(path: Path) -> bool:
 
 
 def choose_bus(paths: Paths, environ: Mapping[str, str] | None = None) -> BusChoice:
+    return choose_bus_for(os.fspath(paths.private_bus), environ)
+
+
+def choose_bus_for(private_bus: str, environ: Mapping[str, str] | None = None) -> BusChoice:
+    """choose_bus, given the socket mux's private bus would listen on (muxctl: no Paths)."""
     env = os.environ if environ is None else environ
     session = env.get("DBUS_SESSION_BUS_ADDRESS", "")
     if session:
         return BusChoice(BusKind.SESSION, session)
     xdg_runtime = env.get("XDG_RUNTIME_DIR", "")
     if xdg_runtime and os.path.isabs(xdg_runtime):
-        user_bus = Path(xdg_runtime) / "bus"
+        user_bus = os.path.join(xdg_runtime, "bus")
         if _is_socket(user_bus):
             return BusChoice(BusKind.USER, unix_address(user_bus))
-    return BusChoice(BusKind.PRIVATE, unix_address(paths.private_bus))
+    return BusChoice(BusKind.PRIVATE, unix_address(private_bus))
 
 
-def socket_answers(path: Path) -> bool:
+def socket_answers(path: str | os.PathLike[str]) -> bool:
     """Whether something listens on the Unix socket at `path` (a stale file does not)."""
     if not _is_socket(path):
         return False

@@ -5,12 +5,13 @@ briefly to probe (that could make a starting muxd believe another one runs):
 it reads the pid instead.
 """
 
-import fcntl
 import os
-from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from mux.system.paths import Paths
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 class AlreadyLocked(Exception):
@@ -34,8 +35,10 @@ def take_state_lock(paths: Paths) -> IO[bytes]:
     return _hold(paths.state / "muxd.lock", message)
 
 
-def _hold(path: Path, message: str) -> IO[bytes]:
+def _hold(path: "Path", message: str) -> IO[bytes]:
     """An exclusive flock on `path`, with our pid written in it; AlreadyLocked(message)."""
+    import fcntl  # muxd's alone: muxctl only reads the pid (holder_alive)
+
     lock = open(path, "ab")  # noqa: SIM115 (held for the process lifetime)
     try:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)

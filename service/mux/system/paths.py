@@ -1,25 +1,38 @@
 """XDG paths of docs/paths.md and the safety checks on the runtime directory.
 
-Kept free of heavy imports: `muxctl` uses it on every call.
+Kept free of heavy imports: `muxctl` uses it on every call. It finds its bus with
+`runtime_dir` alone; pathlib (with urllib.parse and ipaddress, ~4 ms of a call) is
+loaded by `resolve_paths`, for the rest.
 """
+
+from __future__ import annotations
 
 import os
 import stat
 from collections.abc import Mapping
-from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# mux's private bus, started by muxd when there is no other: <runtime>/bus.
+PRIVATE_BUS = "bus"
 
 
 class RuntimeDirError(Exception):
     """The runtime directory cannot be used safely; the message says why and what to do."""
 
 
-# NamedTuple, not a dataclass: muxctl imports this on every call, and dataclasses
-# would load inspect (~8 ms).
-class Paths(NamedTuple):
-    runtime: Path
-    state: Path
-    config_file: Path
+# A plain class: muxctl imports this on every call. A dataclass would load inspect
+# (~8 ms); a NamedTuple's fields are checked when it is made, and "Path" (a string
+# here) would cost muxctl the first compile() of its run (~1 ms).
+class Paths:
+    __slots__ = ("config_file", "runtime", "state")
+
+    def __init__(self, runtime: Path, state: Path, config_file: Path) -> None:
+        self.runtime = runtime
+        self.state = state
+        self.config_file = config_file
 
     @property
     def attach_socket(self) -> Path:
@@ -27,7 +40,7 @@ class Paths(NamedTuple):
 
     @property
     def private_bus(self) -> Path:
-        return self.runtime / "bus"
+        return self.runtime / PRIVATE_BUS
 
     @property
     def lock_file(self) -> Path:
@@ -65,37 +78,43 @@ class Paths(NamedTuple):
         return self.runtime / "hosts" / name
 
 
-def _home(environ: Mapping[str, str]) -> Path:
+def _home(environ: Mapping[str, str]) -> str:
     home = environ.get("HOME", "")
     if os.path.isabs(home):
-        return Path(home)
+        return home
     # Unset or relative (which would make every path depend on the cwd): the
     # home directory of the account.
     import pwd
 
-    return Path(pwd.getpwuid(os.getuid()).pw_dir)
+    return pwd.getpwuid(os.getuid()).pw_dir
 
 
-def _xdg(environ: Mapping[str, str], name: str, default: Path) -> Path:
+def _xdg(environ: Mapping[str, str], name: str) -> str | None:
     # The XDG spec says relative values are invalid and must be ignored.
     value = environ.get(name, "")
-    return Path(value) if value and os.path.isabs(value) else default
+    return value if value and os.path.isabs(value) else None
+
+
+def runtime_dir(environ: Mapping[str, str] | None = None) -> str:
+    """`<runtime>` (docs/paths.md), as a string."""
+    env = os.environ if environ is None else environ
+    xdg_runtime = env.get("XDG_RUNTIME_DIR", "")
+    if xdg_runtime and os.path.isabs(xdg_runtime):
+        return os.path.join(xdg_runtime, "mux")
+    return f"/tmp/mux-{os.getuid()}"
 
 
 def resolve_paths(environ: Mapping[str, str] | None = None) -> Paths:
+    from pathlib import Path  # not at the top: see the module's docstring
+
     env = os.environ if environ is None else environ
-    home = _home(env)
-    xdg_runtime = env.get("XDG_RUNTIME_DIR", "")
-    if xdg_runtime and os.path.isabs(xdg_runtime):
-        runtime = Path(xdg_runtime) / "mux"
-    else:
-        runtime = Path(f"/tmp/mux-{os.getuid()}")
-    state = _xdg(env, "XDG_STATE_HOME", home / ".local" / "state") / "mux"
-    config = _xdg(env, "XDG_CONFIG_HOME", home / ".config") / "mux" / "config.toml"
-    return Paths(runtime=runtime, state=state, config_file=config)
+    home = Path(_home(env))
+    state = Path(_xdg(env, "XDG_STATE_HOME") or home / ".local" / "state") / "mux"
+    config = Path(_xdg(env, "XDG_CONFIG_HOME") or home / ".config") / "mux" / "config.toml"
+    return Paths(runtime=Path(runtime_dir(env)), state=state, config_file=config)
 
 
-def check_private_dir(path: Path) -> None:
+def check_private_dir(path: str | os.PathLike[str]) -> None:
     """Refuse a directory that is not ours or that others can reach."""
     try:
         st = os.lstat(path)
