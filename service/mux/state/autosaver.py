@@ -51,12 +51,11 @@ class Stopped(Exception):
     """Saving is over (the final snapshot was taken) or held (an upgrade is under way)."""
 
 
-def _write_and_release(path: Path, data: bytes) -> None:
-    """Write durably, then give back the pages the capture freed: its models and JSON
-    take some KiB a pane, which malloc would keep (measured: a hundred idle panes'
-    muxd kept 5 KiB a pane more after its first snapshot)."""
-    durable_write(path, data)
-    release_free_memory()
+# The pages a capture freed (its models and JSON: some KiB a pane) are given back
+# after a save at most this often: malloc would keep them (a hundred idle panes'
+# muxd kept 5 KiB a pane more after its first snapshot), but a trim of a large,
+# fragmented heap takes 10-20 ms in which the loop's own allocations wait.
+RELEASE_INTERVAL_SECONDS = 60.0
 
 
 async def _run_yielding(steps: CaptureSteps) -> Session:
@@ -99,6 +98,7 @@ class Autosaver:
         self._timer: asyncio.TimerHandle | None = None
         self._writer: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
+        self._released_at: float | None = None  # (loop time) the last release_free_memory
 
     def mark_dirty(self) -> None:
         self._dirty = True
@@ -154,9 +154,9 @@ class Autosaver:
             del session
             try:
                 if WORKER_THREADS:
-                    await self._loop.run_in_executor(None, _write_and_release, self.path, data)
+                    await self._loop.run_in_executor(None, durable_write, self.path, data)
                 else:
-                    _write_and_release(self.path, data)
+                    durable_write(self.path, data)
             except DurableWriteError as e:
                 if e.replaced:  # the new content is there: its number is used up
                     self.generation = generation
@@ -165,7 +165,18 @@ class Autosaver:
             self._failures = 0
             self.last_error = ""
         self._saved(generation)
+        self._release_memory_now_and_then()
         return generation
+
+    def _release_memory_now_and_then(self) -> None:
+        now = self._loop.time()
+        if self._released_at is not None and now - self._released_at < RELEASE_INTERVAL_SECONDS:
+            return
+        self._released_at = now
+        if WORKER_THREADS:  # not awaited: nobody waits for it
+            self._loop.run_in_executor(None, release_free_memory)
+        else:
+            release_free_memory()
 
     async def save_now(self) -> int:
         """Write the current state; returns its generation once it is on disk.
