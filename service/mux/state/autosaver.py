@@ -147,7 +147,11 @@ class Autosaver:
                 prepare()  # and nothing between it and the capture yields
             generation = self.generation + 1
             steps = self._capture(generation)
-            session = finish(steps) if final else await _run_yielding(steps)
+            if final:
+                session = finish(steps)
+            else:
+                session = await _run_yielding(steps)
+                await asyncio.sleep(0)  # and once more before the JSON (3-8 ms for 500)
             data = session_bytes(session)
             # The session's models (some KiB a pane) go before the write's await: kept
             # across it, the loop's allocations meanwhile would pin their memory.

@@ -142,6 +142,7 @@ def capture_steps(
             )
         )
         saved_panes.append(snapshot)
+    yield
     session = Session.model_construct(
         version=1,
         generation=generation,
