@@ -1,5 +1,4 @@
-"""Giving freed heap memory back to the operating system, and keeping the
-collector off what lives as long as the process.
+"""Giving freed heap memory back to the operating system.
 
 Freeing an emulator returns its memory to malloc, which keeps it for later
 allocations; without a trim, the service's RSS would never shrink after
@@ -9,7 +8,6 @@ heap. Elsewhere (musl, macOS) this does nothing.
 
 import ctypes
 import functools
-import gc
 from collections.abc import Callable
 
 
@@ -29,14 +27,3 @@ def release_free_memory() -> None:
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
-
-
-def exempt_from_collection() -> None:
-    """Everything that exists now (modules, classes, the libraries' tables) lives as
-    long as the process: the cyclic collector stops scanning it. Called once at
-    start, before any pane exists (a pane's objects form cycles that only the
-    collector frees). Each full collection walked them again: 20-25 ms with no pane
-    at all, and under hundreds of busy panes, full collections every few seconds
-    held the loop 50-160 ms (a keystroke's echo waited as long)."""
-    gc.collect()  # garbage of the start-up, frozen, would never be freed
-    gc.freeze()
