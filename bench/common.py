@@ -48,6 +48,16 @@ TIMEOUT = 20.0
 __all__ = ["wait_for"]  # re-exported for the benchmarks
 
 
+def _unwind(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+# A benchmark stopped with SIGTERM (kill, timeout) unwinds like one stopped with ^C:
+# its context managers stop the muxd and tmux servers it started, and their panes;
+# without this, a killed load.py left a muxd and 500 busy writers running.
+signal.signal(signal.SIGTERM, _unwind)
+
+
 def clean_environment() -> dict[str, str]:
     """What the tests hand to what they start, and no tmux of the caller's either."""
     return {k: v for k, v in outside_environment().items() if not k.startswith("TMUX")}
