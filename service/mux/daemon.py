@@ -69,6 +69,7 @@ from mux.system.fds import make_inherited_fds_close_on_exec
 from mux.system.journal import stderr_is_the_journal
 from mux.system.listen_fds import ListenFds, listen_fds
 from mux.system.locks import AlreadyLocked, take_instance_lock, take_state_lock
+from mux.system.memory import pace_the_collector
 from mux.system.notify import Supervisor
 from mux.system.open_files import SERVICE_OPEN_FILES
 from mux.system.paths import Paths, RuntimeDirError, ensure_runtime_dir, resolve_paths
@@ -383,6 +384,7 @@ def main(argv: list[str] | None = None) -> int:
             inherited=inherited,
             record_slots=record_slots,
         )
+        pace_the_collector()
         return asyncio.run(daemon.run())
     except StartupError as e:
         print(f"muxd: {e}", file=sys.stderr)
