@@ -153,9 +153,7 @@ class Autosaver:
                 session = await _run_yielding(steps)
                 await asyncio.sleep(0)  # and once more before the JSON (3-8 ms for 500)
             data = session_bytes(session)
-            # The session's models (some KiB a pane) go before the write's await: kept
-            # across it, the loop's allocations meanwhile would pin their memory.
-            del session
+            del session  # its models (some KiB a pane) are not needed across the write
             try:
                 if WORKER_THREADS:
                     await self._loop.run_in_executor(None, durable_write, self.path, data)
