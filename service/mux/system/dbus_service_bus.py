@@ -85,25 +85,21 @@ class ObjectManagerBus(MessageBus):
         body = self._describe(interface)
         if body is None:
             return
-        self.send(
-            Message.new_signal(
-                path=self.manager_path,
-                interface=OBJECT_MANAGER,
-                member="InterfacesAdded",
-                signature="oa{sa{sv}}",
-                body=[path, body],
-            )
-        )
+        self._announce("InterfacesAdded", "oa{sa{sv}}", [path, body])
 
     def _emit_interface_removed(self, path: str, removed_interfaces: list[str]) -> None:
         if not self.connected or path == self.manager_path:
             return
+        self._announce("InterfacesRemoved", "oas", [path, removed_interfaces])
+
+    def _announce(self, member: str, signature: str, body: list[Any]) -> None:
+        """One of the ObjectManager's signals, from its path."""
         self.send(
             Message.new_signal(
                 path=self.manager_path,
                 interface=OBJECT_MANAGER,
-                member="InterfacesRemoved",
-                signature="oas",
-                body=[path, removed_interfaces],
+                member=member,
+                signature=signature,
+                body=body,
             )
         )
