@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from mux.panes.pane import Pane
 from mux.panes.periodic import Periodic
 from mux.system.proctree import ProcessTree
-from mux.system.worker_threads import WORKER_THREADS
+from mux.system.worker_threads import off_the_loop
 
 
 class CwdSampler:
@@ -40,10 +40,7 @@ class CwdSampler:
         """A process capture of every running pane, now."""
         if not any(pane.is_running for pane in self._panes()):
             return
-        if WORKER_THREADS:
-            processes = await self._loop.run_in_executor(None, ProcessTree.read)
-        else:
-            processes = ProcessTree.read()
+        processes = await off_the_loop(self._loop, ProcessTree.read)
         if processes is None:
             return
         # The panes as they are now: one started meanwhile is not in the table read,

@@ -34,7 +34,7 @@ from mux.system.durable import (
     durable_remove,
     durable_write,
 )
-from mux.system.worker_threads import WORKER_THREADS
+from mux.system.worker_threads import off_the_loop
 
 FORMAT = 1
 _INVOCATION = re.compile(r"[0-9a-f]{32}")
@@ -185,10 +185,7 @@ class CheckpointWriter:
         self._in_flight += 1
         try:
             async with self._turn:
-                if WORKER_THREADS:
-                    written = await self._loop.run_in_executor(None, write)
-                else:
-                    written = write()
+                written = await off_the_loop(self._loop, write)
                 self._changed(written)
                 return written
         finally:

@@ -20,12 +20,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from mux.state.capture import CaptureSteps, finish
-from mux.state.schema import Session
+from mux.state.capture import CaptureSteps, finish, finish_in_turns
 from mux.state.session_file import session_bytes
 from mux.system.durable import DurableWriteError, durable_write
 from mux.system.memory import release_free_memory
-from mux.system.worker_threads import WORKER_THREADS
+from mux.system.worker_threads import WORKER_THREADS, off_the_loop
 
 log = logging.getLogger(__name__)
 
@@ -56,15 +55,6 @@ class Stopped(Exception):
 # muxd kept 5 KiB a pane more after its first snapshot), but a trim of a large,
 # fragmented heap takes 10-20 ms in which the loop's own allocations wait.
 RELEASE_INTERVAL_SECONDS = 60.0
-
-
-async def _run_yielding(steps: CaptureSteps) -> Session:
-    while True:
-        try:
-            next(steps)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
-        await asyncio.sleep(0)  # the loop's turn
 
 
 class Autosaver:
@@ -150,15 +140,12 @@ class Autosaver:
             if final:
                 session = finish(steps)
             else:
-                session = await _run_yielding(steps)
+                session = await finish_in_turns(steps)
                 await asyncio.sleep(0)  # and once more before the JSON (3-8 ms for 500)
             data = session_bytes(session)
             del session  # its models (some KiB a pane) are not needed across the write
             try:
-                if WORKER_THREADS:
-                    await self._loop.run_in_executor(None, durable_write, self.path, data)
-                else:
-                    durable_write(self.path, data)
+                await off_the_loop(self._loop, lambda: durable_write(self.path, data))
             except DurableWriteError as e:
                 if e.replaced:  # the new content is there: its number is used up
                     self.generation = generation

@@ -11,6 +11,7 @@ a quarter of a snapshot; the session's own rules (check_session) are still check
 and a file is validated whole when it is read.
 """
 
+import asyncio
 import time
 from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import TypeVar
@@ -167,3 +168,13 @@ def finish(steps: CaptureSteps) -> Session:
             next(steps)
         except StopIteration as done:
             return done.value  # type: ignore[no-any-return]
+
+
+async def finish_in_turns(steps: CaptureSteps) -> Session:
+    """Every step, with the loop's turn between two."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value  # type: ignore[no-any-return]
+        await asyncio.sleep(0)
