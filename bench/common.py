@@ -270,12 +270,17 @@ async def call(
 
 
 def manager_message(
-    member: str, signature: str, body: list[Any], destination: str = BUS_NAME
+    member: str,
+    signature: str,
+    body: list[Any],
+    destination: str = BUS_NAME,
+    path: str = ROOT_PATH,
 ) -> Message:
-    """A call of a Manager method at the root object (of mux, or of `destination`)."""
+    """A call of a Manager method at the root object, or at `path` (a host object), of
+    mux or of `destination`."""
     return Message(
         destination=destination,
-        path=ROOT_PATH,
+        path=path,
         interface=MANAGER_INTERFACE,
         member=member,
         signature=signature,

@@ -65,12 +65,12 @@ from tests.federation.conftest import TwoHosts, _why_not, two_hosts_session
 from tests.harness import Service
 
 from common import (
-    BUS_NAME,
     MANAGER_INTERFACE,
     REAL_PYTHON,
     ROOT_PATH,
     call,
     connect,
+    manager_message,
     median,
     percentile,
     print_table,
@@ -273,20 +273,9 @@ def master_commands(net: TwoHosts) -> list[tuple[str, str]]:
 # -- relayed calls -------------------------------------------------------------------
 
 
-def manager_call(path: str, member: str, signature: str, body: list[Any]) -> Message:
-    return Message(
-        destination=BUS_NAME,
-        path=path,
-        interface=MANAGER_INTERFACE,
-        member=member,
-        signature=signature,
-        body=body,
-    )
-
-
 async def timed(bus: MessageBus, path: str, member: str, signature: str, body: list[Any]) -> float:
     """One Manager call, built and timed to its reply; µs."""
-    message = manager_call(path, member, signature, body)
+    message = manager_message(member, signature, body, path=path)
     start = time.perf_counter_ns()
     reply = await bus.call(message)
     elapsed = time.perf_counter_ns() - start
@@ -338,7 +327,7 @@ async def relayed_calls(
                     elapsed = await timed(bus, path, member, signature, body)
                     if n >= WARMUP_CALLS:
                         results[member][route].append(elapsed)
-        reply = await hub_bus.call(manager_call(host_path(HOST), "ListPanes", "", []))
+        reply = await hub_bus.call(manager_message("ListPanes", "", [], path=host_path(HOST)))
         assert reply is not None and len(reply.body[0]) == PANES, reply
         return results
     finally:
