@@ -21,6 +21,7 @@ import pytest
 from mux.panes.process import start_on_pty
 from mux.panes.pty_channel import PtyChannel
 from mux.protocol.errors import InvalidArgument, PreconditionFailed, Unavailable
+from mux.system.shared_reader import SharedReader
 from tests.loop_support import until
 
 TIMEOUT = 10.0
@@ -87,6 +88,34 @@ def test_nothing_is_read_before_start(pty: tuple[int, int]) -> None:
         await until(lambda: deliveries, "a delivery")
         assert deliveries == [b"early"]
         channel.close()
+
+    run(test)
+
+
+def test_output_is_read_in_turn_or_promptly_and_nothing_is_lost_in_the_switch(
+    pty: tuple[int, int],
+) -> None:
+    master, slave = pty
+
+    async def test(loop: asyncio.AbstractEventLoop) -> None:
+        shared = SharedReader(loop)
+        deliveries: list[bytes] = []
+        channel = PtyChannel(master, loop, pane_id=1, max_input_backlog=4096, shared_reader=shared)
+        channel.start(deliveries.append)
+        assert len(shared) == 1  # read in turn with other panes
+        os.write(slave, b"in turn;")
+        await until(lambda: b"".join(deliveries) == b"in turn;", "output read in turn")
+        channel.read_promptly(True)  # someone watches it live: a reader of its own
+        assert len(shared) == 0
+        os.write(slave, b"promptly;")
+        await until(lambda: b"".join(deliveries).endswith(b"promptly;"), "prompt output")
+        channel.read_promptly(False)
+        os.write(slave, b"again")
+        await until(lambda: b"".join(deliveries) == b"in turn;promptly;again", "output")
+        channel.close()
+        assert len(shared) == 0  # not left in the epoll set once closed
+        assert not loop.remove_reader(master)
+        shared.close()
 
     run(test)
 

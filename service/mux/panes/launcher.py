@@ -11,7 +11,6 @@ for a pane that never came to be is killed and reaped (`abandon`). Once the
 program runs, `launched_pane` is its pane.
 """
 
-import asyncio
 import contextlib
 import logging
 import os
@@ -36,6 +35,7 @@ from mux.panes.shell_integration import ShellLaunch, prepare_shell, remove_direc
 from mux.panes.shell_tracker import ShellTracker
 from mux.protocol.environment import ENDPOINT_VARIABLE
 from mux.protocol.spawn_options import LaunchKind, SpawnRequest
+from mux.system.shared_reader import SharedReader
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +106,7 @@ def launched_pane(
     pane_id: int,
     window: int,
     settings: Settings,
-    loop: asyncio.AbstractEventLoop,
+    shared_reader: SharedReader,
     observer: PaneObserver,
     local_hosts: frozenset[str],
     spawner: str | None,
@@ -122,9 +122,10 @@ def launched_pane(
         process=started.process,
         terminal=PtyChannel(
             started.master_fd,
-            loop,
+            shared_reader.loop,
             pane_id=pane_id,
             max_input_backlog=settings.max_input_backlog_bytes,
+            shared_reader=shared_reader,
         ),
         view=PaneView.blank(prepared.rows, prepared.cols, settings.scrollback_bytes),
         shell=ShellTracker(

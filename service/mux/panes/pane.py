@@ -216,10 +216,13 @@ class Pane:
     # -- clients' view ------------------------------------------------------------
 
     def add_output_sink(self, sink: OutputSink) -> None:
+        """`sink` hears the output live; while anyone does, it is read promptly."""
         self.view.add_output_sink(sink)
+        self.terminal.read_promptly(True)
 
     def remove_output_sink(self, sink: OutputSink) -> None:
         self.view.remove_output_sink(sink)
+        self.terminal.read_promptly(self.view.has_sinks)
 
     def repaint(self) -> bytes:
         return self.view.repaint()

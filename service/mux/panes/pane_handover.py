@@ -5,7 +5,6 @@ handover's, in mux.lifecycle.upgrade); the launch's fields go through
 `Launch` (mux.panes.launch), like the snapshot's.
 """
 
-import asyncio
 import contextlib
 import os
 from pathlib import Path
@@ -26,6 +25,7 @@ from mux.panes.shell_integration import remove_directory
 from mux.panes.shell_tracker import ShellTracker
 from mux.protocol.names import EXIT_STATUS_UNKNOWN
 from mux.system import proctree
+from mux.system.shared_reader import SharedReader
 from mux.terminal.modes import ModeTracker
 from mux.terminal.screen import Screen
 from mux.terminal.scrollback import Scrollback
@@ -92,7 +92,7 @@ def resumed_pane(
     record: PaneRecord,
     *,
     settings: Settings,
-    loop: asyncio.AbstractEventLoop,
+    shared_reader: SharedReader,
     observer: PaneObserver,
     local_hosts: frozenset[str] = frozenset(),
     resurrection: EndpointFactory | None = None,
@@ -111,7 +111,7 @@ def resumed_pane(
         record,
         process,
         settings=settings,
-        loop=loop,
+        shared_reader=shared_reader,
         observer=observer,
         local_hosts=local_hosts,
         resurrection=resurrection,
@@ -150,7 +150,7 @@ def _pane(
     process: Reapable,
     *,
     settings: Settings,
-    loop: asyncio.AbstractEventLoop,
+    shared_reader: SharedReader,
     observer: PaneObserver,
     local_hosts: frozenset[str],
     resurrection: EndpointFactory | None,
@@ -165,10 +165,11 @@ def _pane(
         process=process,
         terminal=PtyChannel(
             record.master_fd,
-            loop,
+            shared_reader.loop,
             pane_id=record.id,
             max_input_backlog=settings.max_input_backlog_bytes,
             input_backlog=record.input_backlog,
+            shared_reader=shared_reader,
         ),
         view=PaneView(
             Screen.from_dump(record.rows, record.cols, record.screen_dump, record.decoder_pending),

@@ -60,6 +60,10 @@ class PaneView:
     def remove_output_sink(self, sink: OutputSink) -> None:
         self._sinks.remove(sink)
 
+    @property
+    def has_sinks(self) -> bool:
+        return bool(self._sinks)
+
     def clear_sinks(self) -> None:
         self._sinks.clear()
 

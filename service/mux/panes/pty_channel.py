@@ -19,6 +19,7 @@ from collections.abc import Callable
 
 from mux.panes.process import set_window_size
 from mux.protocol.errors import InvalidArgument, PreconditionFailed, Unavailable
+from mux.system.shared_reader import SharedReader, SwitchingReader
 
 log = logging.getLogger(__name__)
 
@@ -49,11 +50,15 @@ class PtyChannel:
         pane_id: int,
         max_input_backlog: int,
         input_backlog: bytes = b"",
+        shared_reader: SharedReader | None = None,
     ) -> None:
         """`master_fd`: non-blocking, now owned by the channel (None: already closed);
-        `input_backlog`: input accepted by a previous muxd, not yet written."""
+        `input_backlog`: input accepted by a previous muxd, not yet written;
+        `shared_reader`: where output is read in turn with other panes' unless it is
+        read promptly (None: always on a reader of its own)."""
         self._fd = master_fd
         self._loop = loop
+        self._reader = SwitchingReader(loop, shared_reader)
         self._pane_id = pane_id  # for messages and logs
         self._max_input_backlog = max_input_backlog
         self._input_backlog = bytearray(input_backlog if master_fd is not None else b"")
@@ -67,7 +72,7 @@ class PtyChannel:
         self._deliver = deliver
         if self._fd is None:
             return
-        self._loop.add_reader(self._fd, self._on_readable)
+        self._reader.start(self._fd, self._on_readable)
         if self._input_backlog:
             self._start_writing(self._fd)
 
@@ -140,9 +145,13 @@ class PtyChannel:
             if self.bytes_read == before:
                 break
 
+    def read_promptly(self, prompt: bool) -> None:
+        """Read output as soon as it comes (someone watches it live), or in turn with
+        the other panes' (mux.system.shared_reader)."""
+        self._reader.read_promptly(prompt)
+
     def stop_reading(self) -> None:
-        if self._fd is not None:
-            self._loop.remove_reader(self._fd)
+        self._reader.stop()
 
     # -- input ------------------------------------------------------------------
 
@@ -266,7 +275,7 @@ class PtyChannel:
         if fd is None:
             return
         self._stop_writing()
-        self._loop.remove_reader(fd)
+        self.stop_reading()
         self._fd = None
         self._input_backlog.clear()
         os.close(fd)

@@ -37,6 +37,7 @@ from mux.protocol.errors import InvalidArgument, NoSuchPane
 from mux.protocol.notices import Notice
 from mux.protocol.spawn_options import SpawnRequest
 from mux.system.sessions import sessions_members
+from mux.system.shared_reader import SharedReader
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +76,8 @@ class PaneTable:
             settings, service_env, shell_dirs=shell_dirs, resurrection=resurrection
         )
         self.loop = loop
+        # Busy panes' output is read in turn, a bounded number a loop turn.
+        self.shared_reader = SharedReader(loop)
         self._panes: dict[int, Pane] = {}
         self._use_count = 0
         self._closing = ClosingPanes(loop, settings.kill_grace_seconds)
@@ -233,7 +236,7 @@ class PaneTable:
             pane_id=self.ids.new_pane_id(),
             window=prepared.request.window or self.ids.new_window_id(),
             settings=self.settings,
-            loop=self.loop,
+            shared_reader=self.shared_reader,
             observer=self,
             local_hosts=self.local_hosts,
             spawner=spawner,

@@ -36,7 +36,7 @@ def resume_into(table: PaneTable, record: TableRecord, *, after_crash: bool = Fa
         pane = resumed_pane(
             saved,
             settings=table.settings,
-            loop=table.loop,
+            shared_reader=table.shared_reader,
             observer=table,
             local_hosts=table.local_hosts,
             resurrection=table.resurrection,
