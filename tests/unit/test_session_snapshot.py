@@ -1,5 +1,6 @@
 """The snapshot schema: migration from version 0, and every rule that refuses a snapshot."""
 
+import gc
 import json
 import os
 from pathlib import Path
@@ -7,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from mux.state.schema import SnapshotError
+from mux.state.schema import SnapshotError, check_session
 from mux.state.session_file import SnapshotRefused, parse_session, read_session, write_session
 from mux.system.quarantine import REASON_XATTR, quarantine
 
@@ -57,6 +58,9 @@ def _break(change: str) -> dict[str, Any]:
         data["panes"].append(dict(data["panes"][0], id=3, invocation="c3"))
     elif change == "bad ratios":
         nodes[1]["ratios"] = [0.5, 0.6]
+    elif change == "two parents":
+        nodes[1]["children"] = [2, 3, 2]
+        nodes[1]["ratios"] = [0.25, 0.5, 0.25]
     elif change == "missing root":
         window["root"] = 42
     return data
@@ -73,12 +77,53 @@ def _break(change: str) -> dict[str, Any]:
         ("unplaced pane", "pane 3 is in no window's layout"),
         ("bad ratios", "add up to 1.1"),
         ("missing root", "root node 42 does not exist"),
+        ("two parents", "node 2 has two parents"),
     ],
 )
 def test_each_rule_names_the_problem(change: str, message: str) -> None:
     with pytest.raises(SnapshotError) as refused:
         parse_session(json.dumps(_break(change)).encode())
     assert message in str(refused.value)
+
+
+def deep_layout(depth: int) -> dict[str, Any]:
+    """One window of `depth` nested splits, each of a pane and the next split."""
+    data = v1()
+    pane = data["panes"][0]
+    data["panes"] = [dict(pane, id=n, invocation=f"c{n}") for n in range(1, depth + 2)]
+    nodes: list[dict[str, Any]] = []
+    for level in range(depth):
+        split, leaf = 2 * level + 1, 2 * level + 2
+        nxt = 2 * level + 3
+        nodes.append(
+            {
+                "id": split,
+                "kind": "split",
+                "direction": "horizontal",
+                "children": [leaf, nxt],
+                "ratios": [0.5, 0.5],
+            }
+        )
+        nodes.append({"id": leaf, "kind": "pane", "pane": level + 1})
+    nodes.append({"id": 2 * depth + 1, "kind": "pane", "pane": depth + 1})
+    data["windows"] = [dict(data["windows"][0], root=1, nodes=nodes, focused_pane=1)]
+    return data
+
+
+def test_a_deep_layout_is_checked_without_recursion_and_leaves_no_garbage_cycles() -> None:
+    text = json.dumps(deep_layout(3000)).encode()
+    gc.collect()
+    gc.disable()
+    try:
+        session = parse_session(text)  # no RecursionError
+        assert [n.pane for n in session.windows[0].nodes if n.kind == "pane"][-1] == 3001
+        check_session(session)
+        del session
+        # A snapshot checks every window's layout each time: nothing of it may be
+        # left for the collector (it was, and full collections paused muxd).
+        assert gc.collect() == 0
+    finally:
+        gc.enable()
 
 
 def test_a_bad_focus_is_never_replaced_by_a_guess() -> None:

@@ -141,9 +141,16 @@ def _window_panes(window: WindowSnapshot, known_panes: set[int]) -> list[int]:
         raise SnapshotError(f"{w}: its root node {window.root} does not exist")
     panes: list[int] = []
     reached: set[int] = set()
-    path: list[int] = []
-
-    def visit(node_id: int) -> None:
+    path: list[int] = []  # the splits from the root down to where the walk is
+    # A walk with a stack of its own, not a nested recursive function: that would be
+    # a reference cycle left for the collector on every snapshot of every window,
+    # and a deep layout would end in RecursionError.
+    to_visit: list[int | None] = [window.root]  # None: the last split entered is done
+    while to_visit:
+        node_id = to_visit.pop()
+        if node_id is None:
+            path.pop()
+            continue
         if node_id in path:
             raise SnapshotError(f"{w}: the layout has a cycle through node {node_id}")
         if node_id in reached:
@@ -157,13 +164,11 @@ def _window_panes(window: WindowSnapshot, known_panes: set[int]) -> list[int]:
             if node.pane not in known_panes:
                 raise SnapshotError(f"{w}: node {node_id} shows pane {node.pane}, which is missing")
             panes.append(node.pane)
-            return
+            continue
         path.append(node_id)
-        for child in node.children:
-            visit(child)
-        path.pop()
+        to_visit.append(None)
+        to_visit.extend(reversed(node.children))
 
-    visit(window.root)
     if orphans := sorted(set(nodes) - reached):
         raise SnapshotError(f"{w}: node {orphans[0]} is orphaned (not reachable from the root)")
     if window.focused_pane not in panes:
