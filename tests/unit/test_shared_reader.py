@@ -27,13 +27,13 @@ def ready_sockets() -> Iterator[list[socket.socket]]:
         b.close()
 
 
-def serve(sockets: list[socket.socket], per_turn: int, calls: int) -> list[int | str]:
+def serve(sockets: list[socket.socket], batch: int, calls: int) -> list[int | str]:
     """What happened, in order, until `calls` callbacks ran: each callback's socket
     index, and "turn" at the start of every loop turn."""
 
     async def main() -> list[int | str]:
         loop = asyncio.get_running_loop()
-        shared = SharedReader(loop, per_turn)
+        shared = SharedReader(loop, batch, turn_seconds=0.0)  # one batch a turn
         events: list[int | str] = []
 
         def turn() -> None:
@@ -50,10 +50,10 @@ def serve(sockets: list[socket.socket], per_turn: int, calls: int) -> list[int |
     return asyncio.run(main())
 
 
-def test_at_most_per_turn_callbacks_run_in_one_loop_turn(
+def test_a_turn_ends_after_a_batch_once_its_time_is_up(
     ready_sockets: list[socket.socket],
 ) -> None:
-    events = serve(ready_sockets, per_turn=2, calls=20)
+    events = serve(ready_sockets, batch=2, calls=20)
     runs: list[int] = []
     count = 0
     for event in events:
@@ -68,7 +68,7 @@ def test_at_most_per_turn_callbacks_run_in_one_loop_turn(
 def test_every_ready_descriptor_is_served_before_any_is_served_again(
     ready_sockets: list[socket.socket],
 ) -> None:
-    served = [e for e in serve(ready_sockets, per_turn=2, calls=15) if e != "turn"]
+    served = [e for e in serve(ready_sockets, batch=2, calls=15) if e != "turn"]
     for start in range(0, 15, 5):
         assert sorted(served[start : start + 5]) == [0, 1, 2, 3, 4], served
 

@@ -6,10 +6,11 @@ and emulator batches before the loop looks at anything else — after any pause 
 full collection, a long reply) every pane is ready, and the next turn holds the loop
 for all of them while a typed key or a D-Bus call waits. Here the busy descriptors
 sit in an epoll set of their own, whose one descriptor is the loop's reader; each
-turn serves at most `per_turn` of the ready ones. Their epoll registration is level
-triggered: a descriptor still ready after its callback is reported again, and the
-kernel hands out the ready ones in turn (each one reported goes to the back of its
-ready list), so no descriptor waits more than a few turns.
+turn serves ready ones a batch at a time until `turn_seconds` have passed. Their
+epoll registration is level triggered: a descriptor still ready after its callback
+is reported again, and the kernel hands out the ready ones in turn (each one
+reported goes to the back of its ready list), so no descriptor waits more than a
+few turns.
 
 What must answer at once (a terminal someone is watching live) stays a reader of its
 own on the loop. Where there is no epoll (macOS), descriptors are read by the loop
@@ -18,16 +19,25 @@ directly, as before.
 
 import asyncio
 import select
+import time
 from collections.abc import Callable
 
-# At ~40 µs a terminal read and emulator batch, 32 keep a turn near 1.3 ms.
-READS_PER_TURN = 32
+# A terminal read and its emulation take 40-400 µs (profiled under bench/load.py):
+# batches of 8 until 2 ms have passed keep a turn near 2-5 ms of the loop.
+BATCH = 8
+TURN_SECONDS = 0.002
 
 
 class SharedReader:
-    def __init__(self, loop: asyncio.AbstractEventLoop, per_turn: int = READS_PER_TURN) -> None:
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        batch: int = BATCH,
+        turn_seconds: float = TURN_SECONDS,
+    ) -> None:
         self.loop = loop  # (its descriptors' other readers and writers are the loop's own)
-        self._per_turn = per_turn
+        self._batch = batch
+        self._turn_seconds = turn_seconds
         self._callbacks: dict[int, Callable[[], None]] = {}
         self._poller: select.epoll | None = None  # opened with the first descriptor
 
@@ -67,11 +77,17 @@ class SharedReader:
         self._callbacks.clear()
 
     def _serve(self) -> None:
-        assert self._poller is not None
-        for fd, _ in self._poller.poll(0, self._per_turn):
-            callback = self._callbacks.get(fd)
-            if callback is not None:  # (removed by an earlier callback of this turn)
-                callback()
+        # A whole batch is served once polled: one reported and left unserved would
+        # go to the back of the kernel's ready list without its turn.
+        deadline = time.monotonic() + self._turn_seconds
+        while (poller := self._poller) is not None:
+            events = poller.poll(0, self._batch)
+            for fd, _ in events:
+                callback = self._callbacks.get(fd)
+                if callback is not None:  # (removed by an earlier callback of this turn)
+                    callback()
+            if len(events) < self._batch or time.monotonic() >= deadline:
+                return
 
 
 class SwitchingReader:
