@@ -63,7 +63,7 @@ from mux.panes.table_resume import resume_into
 from mux.protocol.exit_status import EX_CONFIG, EX_UNAVAILABLE
 from mux.protocol.restore_problems import UnrestoredPane
 from mux.resurrection.checkpoints import CheckpointStore
-from mux.resurrection.endpoint import Endpoints
+from mux.resurrection.endpoints import Endpoints
 from mux.state.restore import RestoreProblem
 from mux.system.fds import make_inherited_fds_close_on_exec
 from mux.system.journal import stderr_is_the_journal
@@ -74,6 +74,7 @@ from mux.system.notify import Supervisor
 from mux.system.open_files import SERVICE_OPEN_FILES
 from mux.system.paths import Paths, RuntimeDirError, ensure_runtime_dir, resolve_paths
 from mux.system.record_slots import RecordSlots
+from mux.system.shared_reader import SharedReader
 
 log = logging.getLogger("mux")
 
@@ -235,15 +236,18 @@ class Daemon:
         resume: Handover | None,
         checkpoints: CheckpointStore,
     ) -> PaneTable:
+        # One reader for every pane's terminal, exit and endpoint (mux.system.shared_reader).
+        reader = SharedReader(loop)
+        hello = self.settings.resurrection_hello_seconds
+        endpoints = Endpoints(self.paths.runtime / "launch", checkpoints, loop, hello, reader)
         shell_dirs = self.paths.runtime / "shell"
-        endpoints = Endpoints(
-            self.paths.runtime / "launch",
-            checkpoints,
-            loop,
-            self.settings.resurrection_hello_seconds,
-        )
         table = PaneTable(
-            self.settings, os.environ, loop, shell_dirs=shell_dirs, resurrection=endpoints
+            self.settings,
+            os.environ,
+            loop,
+            shell_dirs=shell_dirs,
+            resurrection=endpoints,
+            shared_reader=reader,
         )
         if resume is not None:
             self._not_readopted = resume_into(table, resume.table, after_crash=self._after_crash)

@@ -5,10 +5,13 @@ SIGCHLD handler that polls the watched children.
 """
 
 import asyncio
+import functools
 import os
 import signal
 from collections.abc import Callable
 from typing import Protocol
+
+from mux.system.shared_reader import SharedReader
 
 ExitCallback = Callable[[int], None]  # receives the status: exit code or -signal
 
@@ -37,8 +40,14 @@ def _pidfd_works() -> bool:
 
 
 class ExitWatcher:
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, loop: asyncio.AbstractEventLoop, shared_reader: SharedReader | None = None
+    ) -> None:
+        """`shared_reader`: where the pidfds are watched (None: on the loop itself)."""
         self._loop = loop
+        self._readers: SharedReader | asyncio.AbstractEventLoop = (
+            loop if shared_reader is None else shared_reader
+        )
         self._watched: dict[int, tuple[Reapable, ExitCallback, int | None]] = {}
         self._deferred: list[tuple[Reapable, ExitCallback]] = []
         self._sigchld_installed = False
@@ -64,7 +73,7 @@ class ExitWatcher:
             except OSError:  # out of fds, say: fall back to SIGCHLD for this one
                 self._install_sigchld()
             else:
-                self._loop.add_reader(pidfd, self._poll_one, process.pid)
+                self._readers.add_reader(pidfd, functools.partial(self._poll_one, process.pid))
         self._watched[process.pid] = (process, callback, pidfd)
         if pidfd is None:
             # It may have exited before the handler knew of it. Checked on the
@@ -91,7 +100,7 @@ class ExitWatcher:
             return
         del self._watched[pid]
         if pidfd is not None:
-            self._loop.remove_reader(pidfd)
+            self._readers.remove_reader(pidfd)
             os.close(pidfd)
         callback(status)
 
@@ -102,6 +111,6 @@ class ExitWatcher:
     def close(self) -> None:
         for _, _, pidfd in self._watched.values():
             if pidfd is not None:
-                self._loop.remove_reader(pidfd)
+                self._readers.remove_reader(pidfd)
                 os.close(pidfd)
         self._watched.clear()

@@ -62,12 +62,14 @@ class PaneTable:
         shell_dirs: Path | None = None,
         resurrection: EndpointFactory | None = None,
         clock: Callable[[], float] = time.monotonic,
+        shared_reader: SharedReader | None = None,
     ) -> None:
         """`shell_dirs`: where shell launches get their integration directories
         (<runtime>/shell); None: shells start without integration. `resurrection`:
         what opens launches' endpoints; None: no endpoints at all. `clock`: now, for
         the screen sweeper (the clock of a screen's last use); the timers run on the
-        loop's clock."""
+        loop's clock. `shared_reader`: the one that reads the panes' terminals and
+        watches their exits (None: one of the table's own)."""
         self.settings = settings
         self.shell_dirs = shell_dirs
         self.resurrection = resurrection
@@ -77,12 +79,12 @@ class PaneTable:
         )
         self.loop = loop
         # Busy panes' output is read in turn, a bounded number a loop turn.
-        self.shared_reader = SharedReader(loop)
+        self.shared_reader = SharedReader(loop) if shared_reader is None else shared_reader
         self._panes: dict[int, Pane] = {}
         self._use_count = 0
         self._closing = ClosingPanes(loop, settings.kill_grace_seconds)
         self._windows: dict[int, set[int]] = {}
-        self.exits = ExitWatcher(loop)
+        self.exits = ExitWatcher(loop, self.shared_reader)
         self._observers: list[TableObserver] = []
         # Who hears what panes' programs want to tell their user (mux.desktop).
         self.notice_listeners: list[Callable[[Pane, Notice], None]] = []

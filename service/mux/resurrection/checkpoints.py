@@ -145,6 +145,9 @@ class CheckpointWriter:
     hears the generations (None: cleared) in the order they reached the disk; `idle` once
     none is in flight (the final snapshot waits for that)."""
 
+    # Every pane has a writer and most never write: no instance dict, nothing made ahead.
+    __slots__ = ("_changed", "_idle", "_in_flight", "_loop", "_turn", "invocation", "store")
+
     def __init__(
         self,
         store: CheckpointStore,
@@ -157,7 +160,7 @@ class CheckpointWriter:
         self._loop = loop
         self._changed = changed
         self._in_flight = 0
-        self._turn = asyncio.Lock()
+        self._turn: asyncio.Lock | None = None  # made at the first write
         # Made only while someone waits: an Event is 0.8 KiB, and every pane has a writer.
         self._idle: asyncio.Event | None = None
 
@@ -184,6 +187,8 @@ class CheckpointWriter:
     async def _in_turn(self, write: Callable[[], _Written]) -> _Written:
         self._in_flight += 1
         try:
+            if self._turn is None:
+                self._turn = asyncio.Lock()
             async with self._turn:
                 written = await off_the_loop(self._loop, write)
                 self._changed(written)

@@ -22,7 +22,6 @@ import os
 import secrets
 import shutil
 import socket
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -31,6 +30,7 @@ from mux.resurrection.checkpoints import CheckpointProblem, CheckpointStore, Che
 from mux.resurrection.ownership import verify_owner
 from mux.system.accepting import SETTING_UP, accept_with_credentials, serve
 from mux.system.durable import DurableWriteError
+from mux.system.shared_reader import SharedReader
 
 log = logging.getLogger(__name__)
 
@@ -61,10 +61,10 @@ class Endpoint:
         offer: str | None,
         shell_launch: bool,
         hello_seconds: float = HELLO_TIMEOUT_SECONDS,
+        shared_reader: SharedReader | None = None,
     ) -> None:
         """Serve the listening `sock` (bound at `directory`/socket); see `open`, `resumed`."""
         self.directory = directory
-        self.path = directory / "socket"
         self.store = store
         self.invocation = invocation
         self.offer = offer
@@ -79,7 +79,12 @@ class Endpoint:
         self.checkpoints = CheckpointWriter(store, invocation, loop, self._checkpoint_changed)
         self._socket = sock
         sock.setblocking(False)
-        loop.add_reader(sock.fileno(), self._accept)
+        # Connections are rare: the listening socket waits in the shared reader, which
+        # costs a pane less than a reader of its own on the loop.
+        self._acceptor: SharedReader | asyncio.AbstractEventLoop = (
+            loop if shared_reader is None else shared_reader
+        )
+        self._acceptor.add_reader(sock.fileno(), self._accept)
 
     @classmethod
     def open(
@@ -92,6 +97,7 @@ class Endpoint:
         offer: str | None,
         shell_launch: bool,
         hello_seconds: float = HELLO_TIMEOUT_SECONDS,
+        shared_reader: SharedReader | None = None,
     ) -> "Endpoint":
         """A new endpoint in a new private directory under `parent`; OSError if it cannot
         be made (and nothing is left behind)."""
@@ -119,7 +125,13 @@ class Endpoint:
             offer=offer,
             shell_launch=shell_launch,
             hello_seconds=hello_seconds,
+            shared_reader=shared_reader,
         )
+
+    @property
+    def path(self) -> Path:
+        """The socket (made when asked: a pane's endpoint is asked once, at its launch)."""
+        return self.directory / "socket"
 
     def bind(self, launch: Launch) -> None:
         self.launch = launch
@@ -141,6 +153,7 @@ class Endpoint:
         offer: str | None,
         shell_launch: bool,
         hello_seconds: float = HELLO_TIMEOUT_SECONDS,
+        shared_reader: SharedReader | None = None,
     ) -> "Endpoint":
         """The endpoint a previous muxd handed over, on the socket it left open: the
         application's path stays valid across the upgrade."""
@@ -155,6 +168,7 @@ class Endpoint:
             offer=offer,
             shell_launch=shell_launch,
             hello_seconds=hello_seconds,
+            shared_reader=shared_reader,
         )
 
     # -- connections ----------------------------------------------------------------
@@ -213,47 +227,11 @@ class Endpoint:
         """The launch is over: the socket and its directory go."""
         self.stopped = True
         with contextlib.suppress(ValueError, OSError):
-            self._loop.remove_reader(self._socket.fileno())
+            self._acceptor.remove_reader(self._socket.fileno())
         self._socket.close()
         for connection in list(self._connections):
             connection.close()
         shutil.rmtree(self.directory, ignore_errors=True)
-
-
-@dataclass(frozen=True)
-class Endpoints:
-    """Opens launches' endpoints under `launch_dirs` (<runtime>/launch): the panes'
-    EndpointFactory."""
-
-    launch_dirs: Path
-    store: CheckpointStore
-    loop: asyncio.AbstractEventLoop
-    hello_seconds: float = HELLO_TIMEOUT_SECONDS
-
-    def open(self, *, invocation: str, offer: str | None, shell_launch: bool) -> Endpoint:
-        return Endpoint.open(
-            self.launch_dirs,
-            self.loop,
-            self.store,
-            invocation=invocation,
-            offer=offer,
-            shell_launch=shell_launch,
-            hello_seconds=self.hello_seconds,
-        )
-
-    def resumed(
-        self, fd: int, directory: Path, *, invocation: str, offer: str | None, shell_launch: bool
-    ) -> Endpoint:
-        return Endpoint.resumed(
-            fd,
-            directory,
-            self.loop,
-            self.store,
-            invocation=invocation,
-            offer=offer,
-            shell_launch=shell_launch,
-            hello_seconds=self.hello_seconds,
-        )
 
 
 class _Connection(asyncio.Protocol):
