@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import errno
+import gc
 import json
 import os
 import socket
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from pathlib import Path
 
@@ -173,5 +175,28 @@ def test_requests_in_one_write_with_the_hello_are_all_answered(tmp_path: Path) -
         writer.close()
         await writer.wait_closed()
         made.close()
+
+    asyncio.run(test())
+
+
+def test_a_closed_endpoint_is_freed_without_the_collector(tmp_path: Path) -> None:
+    """Every pane that ends closes its endpoint: nothing of it may wait for a full
+    collection (its checkpoint writer held the endpoint's own method)."""
+    store = CheckpointStore(tmp_path / "checkpoints")
+
+    async def test() -> None:
+        loop = asyncio.get_running_loop()
+        made = Endpoint.open(
+            tmp_path / "launch", loop, store, invocation=INVOCATION, offer=None, shell_launch=False
+        )
+        made.bind(ThisProcess())
+        made.close()
+        gone = weakref.ref(made)
+        gc.disable()
+        try:
+            del made
+            assert gone() is None
+        finally:
+            gc.enable()
 
     asyncio.run(test())

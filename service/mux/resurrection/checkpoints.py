@@ -140,6 +140,10 @@ class CheckpointStore:
         return record
 
 
+def _tell_nobody(generation: int | None) -> None:
+    """Where a finished launch's last writes report their generation."""
+
+
 class CheckpointWriter:
     """One launch's checkpoint writes, off the event loop and one at a time, so `changed`
     hears the generations (None: cleared) in the order they reached the disk; `idle` once
@@ -176,6 +180,12 @@ class CheckpointWriter:
             self.store.clear(self.invocation)
 
         await self._in_turn(clear)
+
+    def stop_telling(self) -> None:
+        """Its launch is over: a write still in flight tells nobody. (The endpoint's
+        callback is its own bound method: a cycle otherwise, left for the collector
+        by every pane that ends.)"""
+        self._changed = _tell_nobody
 
     async def idle(self) -> None:
         if not self._in_flight:

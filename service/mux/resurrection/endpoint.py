@@ -231,6 +231,7 @@ class Endpoint:
         self._socket.close()
         for connection in list(self._connections):
             connection.close()
+        self.checkpoints.stop_telling()
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
