@@ -102,18 +102,18 @@ def test_output_is_read_in_turn_or_promptly_and_nothing_is_lost_in_the_switch(
         deliveries: list[bytes] = []
         channel = PtyChannel(master, loop, pane_id=1, max_input_backlog=4096, shared_reader=shared)
         channel.start(deliveries.append)
-        assert len(shared) == 1  # read in turn with other panes
+        assert shared.descriptors == 1  # read in turn with other panes
         os.write(slave, b"in turn;")
         await until(lambda: b"".join(deliveries) == b"in turn;", "output read in turn")
         channel.read_promptly(True)  # someone watches it live: a reader of its own
-        assert len(shared) == 0
+        assert shared.descriptors == 0
         os.write(slave, b"promptly;")
         await until(lambda: b"".join(deliveries).endswith(b"promptly;"), "prompt output")
         channel.read_promptly(False)
         os.write(slave, b"again")
         await until(lambda: b"".join(deliveries) == b"in turn;promptly;again", "output")
         channel.close()
-        assert len(shared) == 0  # not left in the epoll set once closed
+        assert shared.descriptors == 0  # not left in the epoll set once closed
         assert not loop.remove_reader(master)
         shared.close()
 

@@ -97,7 +97,7 @@ def test_a_descriptor_removed_by_an_earlier_callback_of_the_turn_is_not_called()
             await until(lambda: calls, "a callback")
             for _ in range(5):
                 await asyncio.sleep(0)
-            assert len(shared) == 0
+            assert shared.descriptors == 0
             shared.close()
             return calls
 

@@ -65,8 +65,10 @@ class SharedReader:
         if self._callbacks.pop(fd, None) is not None:
             self._poller.unregister(fd)
 
-    def __len__(self) -> int:
-        """How many descriptors are read in turn here."""
+    @property
+    def descriptors(self) -> int:
+        """How many descriptors are read in turn here. (Not __len__: an empty reader
+        would be false, and `reader or loop` would quietly pick the loop.)"""
         return len(self._callbacks)
 
     def close(self) -> None:
