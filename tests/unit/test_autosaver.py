@@ -1,12 +1,17 @@
 """The autosaver's rules, on a real event loop and real files."""
 
 import asyncio
+import time
 from pathlib import Path
 
+import pytest
+
+import mux.state.autosaver as autosaver_module
 from mux.state.autosaver import Autosaver
 from mux.state.capture import CaptureSteps, already_captured
 from mux.state.schema import Session
 from mux.state.session_file import parse_session
+from tests.loop_support import until
 
 
 def _session(generation: int) -> Session:
@@ -152,3 +157,38 @@ def test_the_loop_runs_between_capture_steps_except_in_the_final_snapshot(
     stepped, final = asyncio.run(scenario())
     assert stepped[:5] == ["step 0", "loop", "step 1", "loop", "step 2"]
     assert final == ["step 0", "step 1", "step 2", "loop"]
+
+
+def test_freed_memory_is_released_after_a_save_at_most_once_an_interval_and_never_skipped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A save inside the interval since the last release gets one when it ends (muxd may
+    save nothing more for hours); saves meanwhile add none."""
+    releases: list[float] = []
+    monkeypatch.setattr(autosaver_module, "RELEASE_INTERVAL_SECONDS", 0.3)
+    monkeypatch.setattr(
+        autosaver_module, "release_free_memory", lambda: releases.append(time.monotonic())
+    )
+
+    async def scenario() -> None:
+        loop = asyncio.get_running_loop()
+        autosaver = Autosaver(
+            loop,
+            tmp_path / "s.json",
+            _steps,
+            generation=0,
+            saved=lambda _g: None,
+            failed=lambda _r: None,
+        )
+        first = time.monotonic()
+        await autosaver.save_now()
+        await until(lambda: len(releases) == 1, "the first save's release")
+        await autosaver.save_now()
+        await autosaver.save_now()
+        assert len(releases) == 1  # inside the interval: not now
+        await until(lambda: len(releases) == 2, "the release the interval owed")
+        assert releases[1] - first >= 0.3
+        await asyncio.sleep(0.4)
+        assert len(releases) == 2  # two saves, one release
+
+    asyncio.run(scenario())

@@ -89,6 +89,7 @@ class Autosaver:
         self._writer: asyncio.Task[None] | None = None
         self._lock = asyncio.Lock()
         self._released_at: float | None = None  # (loop time) the last release_free_memory
+        self._release_timer: asyncio.TimerHandle | None = None
 
     def mark_dirty(self) -> None:
         self._dirty = True
@@ -158,10 +159,20 @@ class Autosaver:
         return generation
 
     def _release_memory_now_and_then(self) -> None:
+        """Now, or when the interval since the last release ends: a save within it is not
+        skipped, since muxd may save nothing more for hours and keep what it freed."""
+        if self._release_timer is not None:
+            return  # one is coming
         now = self._loop.time()
-        if self._released_at is not None and now - self._released_at < RELEASE_INTERVAL_SECONDS:
-            return
-        self._released_at = now
+        if self._released_at is None or now - self._released_at >= RELEASE_INTERVAL_SECONDS:
+            self._release_memory()
+        else:
+            due = self._released_at + RELEASE_INTERVAL_SECONDS - now
+            self._release_timer = self._loop.call_later(due, self._release_memory)
+
+    def _release_memory(self) -> None:
+        self._release_timer = None
+        self._released_at = self._loop.time()
         if WORKER_THREADS:  # not awaited: nobody waits for it
             self._loop.run_in_executor(None, release_free_memory)
         else:
