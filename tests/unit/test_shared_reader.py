@@ -122,3 +122,28 @@ def test_without_epoll_the_loop_reads_each_descriptor_itself(
             assert not loop.remove_reader(a.fileno())  # (already gone)
 
         asyncio.run(main())
+
+
+def test_a_failing_callback_is_reported_and_the_rest_of_its_turn_still_runs(
+    ready_sockets: list[socket.socket],
+) -> None:
+    async def main() -> tuple[list[int], list[str]]:
+        loop = asyncio.get_running_loop()
+        reported: list[str] = []
+        loop.set_exception_handler(lambda _loop, context: reported.append(context["message"]))
+        shared = SharedReader(loop, batch=5, turn_seconds=0.0)
+        served: list[int] = []
+
+        def fail() -> None:
+            raise RuntimeError("boom")
+
+        shared.add_reader(ready_sockets[0].fileno(), fail)
+        for index, sock in enumerate(ready_sockets[1:], 1):
+            shared.add_reader(sock.fileno(), functools.partial(served.append, index))
+        await until(lambda: reported and len(served) >= 4, "a turn with a failure in it")
+        shared.close()
+        return served, reported
+
+    served, reported = asyncio.run(main())
+    assert sorted(served[:4]) == [1, 2, 3, 4]
+    assert reported[0] == f"reading descriptor {ready_sockets[0].fileno()} failed"

@@ -87,9 +87,21 @@ class SharedReader:
             for fd, _ in events:
                 callback = self._callbacks.get(fd)
                 if callback is not None:  # (removed by an earlier callback of this turn)
-                    callback()
+                    self._call(fd, callback)
             if len(events) < self._batch or time.monotonic() >= deadline:
                 return
+
+    def _call(self, fd: int, callback: Callable[[], None]) -> None:
+        """As the loop runs a reader: a failing callback is reported, and the others of
+        its turn still run."""
+        try:
+            callback()
+        except (SystemExit, KeyboardInterrupt):
+            raise
+        except BaseException as e:
+            self.loop.call_exception_handler(
+                {"message": f"reading descriptor {fd} failed", "exception": e}
+            )
 
 
 class SwitchingReader:
