@@ -11,7 +11,7 @@ import signal
 from collections.abc import Callable
 from typing import Protocol
 
-from mux.system.shared_reader import SharedReader
+from mux.system.shared_reader import SharedReader, in_turn
 
 ExitCallback = Callable[[int], None]  # receives the status: exit code or -signal
 
@@ -45,9 +45,7 @@ class ExitWatcher:
     ) -> None:
         """`shared_reader`: where the pidfds are watched (None: on the loop itself)."""
         self._loop = loop
-        self._readers: SharedReader | asyncio.AbstractEventLoop = (
-            loop if shared_reader is None else shared_reader
-        )
+        self._readers = in_turn(loop, shared_reader)
         self._watched: dict[int, tuple[Reapable, ExitCallback, int | None]] = {}
         self._deferred: list[tuple[Reapable, ExitCallback]] = []
         self._sigchld_installed = False

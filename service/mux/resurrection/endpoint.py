@@ -30,7 +30,7 @@ from mux.resurrection.checkpoints import CheckpointProblem, CheckpointStore, Che
 from mux.resurrection.ownership import verify_owner
 from mux.system.accepting import SETTING_UP, accept_with_credentials, serve
 from mux.system.durable import DurableWriteError
-from mux.system.shared_reader import SharedReader
+from mux.system.shared_reader import SharedReader, in_turn
 
 log = logging.getLogger(__name__)
 
@@ -81,9 +81,7 @@ class Endpoint:
         sock.setblocking(False)
         # Connections are rare: the listening socket waits in the shared reader, which
         # costs a pane less than a reader of its own on the loop.
-        self._acceptor: SharedReader | asyncio.AbstractEventLoop = (
-            loop if shared_reader is None else shared_reader
-        )
+        self._acceptor = in_turn(loop, shared_reader)
         self._acceptor.add_reader(sock.fileno(), self._accept)
 
     @classmethod

@@ -104,31 +104,39 @@ class SharedReader:
             )
 
 
+# What reads descriptors: a SharedReader or the loop itself (both take
+# `add_reader(fd, callback)` and `remove_reader(fd)`).
+Readers = SharedReader | asyncio.AbstractEventLoop
+
+
+def in_turn(loop: asyncio.AbstractEventLoop, shared: SharedReader | None) -> Readers:
+    """Where descriptors that may wait their turn are read: `shared`, else (None) the
+    loop's own readers."""
+    return loop if shared is None else shared
+
+
 class SwitchingReader:
     """One descriptor's reader, in turn through a SharedReader or promptly on the loop
     itself, switched while it reads (None for `shared`: always on the loop)."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, shared: SharedReader | None) -> None:
         self._loop = loop
-        self._shared = shared
+        self._in_turn = in_turn(loop, shared)
         self._prompt = False
         self._reading: tuple[int, Callable[[], None]] | None = None
 
+    @property
+    def _readers(self) -> Readers:
+        return self._loop if self._prompt else self._in_turn
+
     def start(self, fd: int, callback: Callable[[], None]) -> None:
-        if self._prompt or self._shared is None:
-            self._loop.add_reader(fd, callback)
-        else:
-            self._shared.add_reader(fd, callback)
+        self._readers.add_reader(fd, callback)
         self._reading = (fd, callback)
 
     def stop(self) -> None:
         reading, self._reading = self._reading, None
-        if reading is None:
-            return
-        if self._prompt or self._shared is None:
-            self._loop.remove_reader(reading[0])
-        else:
-            self._shared.remove_reader(reading[0])
+        if reading is not None:
+            self._readers.remove_reader(reading[0])
 
     def read_promptly(self, prompt: bool) -> None:
         reading = self._reading
