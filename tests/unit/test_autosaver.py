@@ -2,6 +2,7 @@
 
 import asyncio
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,20 @@ def _session(generation: int) -> Session:
 
 def _steps(generation: int) -> CaptureSteps:
     return already_captured(_session(generation))
+
+
+def _untold(
+    loop: asyncio.AbstractEventLoop,
+    path: Path,
+    capture: Callable[[int], CaptureSteps] = _steps,
+    *,
+    generation: int = 0,
+    failed: Callable[[str], None] = lambda _r: None,
+) -> Autosaver:
+    """An autosaver whose saves nobody hears of."""
+    return Autosaver(
+        loop, path, capture, generation=generation, saved=lambda _g: None, failed=failed
+    )
 
 
 def test_a_change_during_a_write_forces_one_more_write(tmp_path: Path) -> None:
@@ -98,26 +113,12 @@ def test_a_participant_that_cannot_come_to_rest_keeps_the_previous_snapshot(
     async def scenario() -> tuple[int | None, int | None, list[str]]:
         loop = asyncio.get_running_loop()
         failures: list[str] = []
-        autosaver = Autosaver(
-            loop,
-            tmp_path / "s.json",
-            _steps,
-            generation=0,
-            saved=lambda _g: None,
-            failed=failures.append,
-        )
+        autosaver = _untold(loop, tmp_path / "s.json", failed=failures.append)
         await autosaver.save_now()
         before = (tmp_path / "s.json").read_bytes()
         refused = await autosaver.final(participants=[Stuck()])
         assert (tmp_path / "s.json").read_bytes() == before
-        again = Autosaver(
-            loop,
-            tmp_path / "s.json",
-            _steps,
-            generation=1,
-            saved=lambda _g: None,
-            failed=failures.append,
-        )
+        again = _untold(loop, tmp_path / "s.json", generation=1, failed=failures.append)
         taken = await again.final(participants=[Calm()])
         return refused, taken, failures
 
@@ -141,14 +142,7 @@ def test_the_loop_runs_between_capture_steps_except_in_the_final_snapshot(
                     yield
             return _session(generation)
 
-        autosaver = Autosaver(
-            loop,
-            tmp_path / "s.json",
-            capture,
-            generation=0,
-            saved=lambda _g: None,
-            failed=lambda _r: None,
-        )
+        autosaver = _untold(loop, tmp_path / "s.json", capture)
         await autosaver.save_now()
         stepped, seen[:] = list(seen), []
         await autosaver.final()
@@ -172,14 +166,7 @@ def test_freed_memory_is_released_after_a_save_at_most_once_an_interval_and_neve
 
     async def scenario() -> None:
         loop = asyncio.get_running_loop()
-        autosaver = Autosaver(
-            loop,
-            tmp_path / "s.json",
-            _steps,
-            generation=0,
-            saved=lambda _g: None,
-            failed=lambda _r: None,
-        )
+        autosaver = _untold(loop, tmp_path / "s.json")
         first = time.monotonic()
         await autosaver.save_now()
         await until(lambda: len(releases) == 1, "the first save's release")
