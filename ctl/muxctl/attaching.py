@@ -11,6 +11,12 @@ and signals always work. When the service re-execs itself (an upgrade) it
 says so, and the client reconnects to the same pane: pane ids survive an
 upgrade. What may be said when is a `ClientConversation`'s business
 (docs/attach-protocol.md#conversation).
+
+A client on a terminal offers it to the service in HELLO: where the service
+can open it (Linux), muxd writes the pane's output to the terminal itself, as
+tmux's server does, and this loop carries only keys, sizes and the
+conversation; elsewhere OUTPUT frames are relayed as before
+(docs/attach-protocol.md#the-terminal-handed-over).
 """
 
 import collections
@@ -175,8 +181,9 @@ class AttachClient:
         self._sock = sock
         self._conversation = ClientConversation()
         self._to_service = _Outgoing()
+        hello = proto.Hello(terminal_fd=self._out if os.isatty(self._out) else None)
         # Pipelined: the size first, so the first repaint is already at this size.
-        for frame in (proto.Hello(), self._resize_frame(), proto.Attach(self._pane)):
+        for frame in (hello, self._resize_frame(), proto.Attach(self._pane)):
             self._to_service.add(frame.kind, self._conversation.send(frame))
 
     def _say(self, frame: ClientFrame) -> None:
@@ -380,6 +387,8 @@ class AttachClient:
         return None
 
     def _control(self, frame: ServiceFrame) -> Outcome | None:
+        # WELCOME needs nothing: when it says the service writes to our terminal, the
+        # output simply comes no more in frames, and the loop has nothing to write.
         if isinstance(frame, proto.Attached):
             self._pane = frame.pane
             self._reconnect_until = None

@@ -1,6 +1,7 @@
 """The attach protocol codec (docs/attach-protocol.md#frames): round trips, any split, garbage
 never escapes."""
 
+import json
 import struct
 
 import pytest
@@ -29,8 +30,12 @@ from mux.protocol.attach import (
 
 u16 = st.integers(min_value=0, max_value=0xFFFF)
 frames = st.one_of(
-    st.builds(Hello, st.integers(min_value=0, max_value=1000)),
-    st.builds(Welcome, st.integers(min_value=0, max_value=1000)),
+    st.builds(
+        Hello,
+        st.integers(min_value=0, max_value=1000),
+        st.none() | st.integers(min_value=0, max_value=1 << 20),
+    ),
+    st.builds(Welcome, st.integers(min_value=0, max_value=1000), st.booleans()),
     st.builds(Attach, st.integers(min_value=0, max_value=(1 << 64) - 1)),
     st.builds(Input, st.binary(max_size=300)),
     st.builds(Output, st.binary(max_size=300)),
@@ -82,6 +87,19 @@ def test_an_oversized_frame_is_refused_before_it_is_buffered() -> None:
         decoder.next_frame()
 
 
+def _json_frame(kind: int, value: object) -> bytes:
+    payload = json.dumps(value).encode()
+    return bytes([kind]) + len(payload).to_bytes(4, "big") + payload
+
+
+def test_keys_a_side_does_not_know_are_ignored() -> None:
+    decoder = FrameDecoder()
+    decoder.receive_data(_json_frame(0x01, {"version": 1, "colour": "blue"}))
+    decoder.receive_data(_json_frame(0x81, {"version": 1}))
+    assert decoder.next_frame() == Hello(1, None)
+    assert decoder.next_frame() == Welcome(1, terminal=False)
+
+
 @pytest.mark.parametrize(
     ("raw", "message"),
     [
@@ -89,6 +107,11 @@ def test_an_oversized_frame_is_refused_before_it_is_buffered() -> None:
         (b"\x02\x00\x00\x00\x01x", "8-byte pane id"),
         (b"\x01\x00\x00\x00\x02[]", "not a JSON object"),
         (b"\x05\x00\x00\x00\x01x", "no payload"),
+        (_json_frame(0x01, {"version": 1, "terminal_fd": -1}), "descriptor number"),
+        (_json_frame(0x01, {"version": 1, "terminal_fd": "1"}), "descriptor number"),
+        (_json_frame(0x01, {"version": 1, "terminal_fd": True}), "descriptor number"),
+        (_json_frame(0x81, {"version": 1, "terminal": 1}), "true or false"),
+        (_json_frame(0x81, {"terminal": True}), "version must be"),
     ],
 )
 def test_malformed_frames_name_the_problem(raw: bytes, message: str) -> None:

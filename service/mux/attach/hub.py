@@ -23,6 +23,8 @@ from mux.attach.session import AttachSession
 from mux.panes.pane import Pane
 from mux.protocol.errors import MuxError, PreconditionFailed
 from mux.system.accepting import serve
+from mux.system.peer_terminal import NoPeerTerminal, open_peer_terminal
+from mux.system.terminal_writer import TerminalWriter
 
 log = logging.getLogger(__name__)
 
@@ -164,6 +166,13 @@ class AttachHubOf(Generic[P]):
 
     def mark_used(self, pane: P) -> None:
         self._table.mark_used(pane)
+
+    def terminal_of(self, peer_pid: int, fd: int) -> TerminalWriter | None:
+        try:
+            return TerminalWriter(open_peer_terminal(peer_pid, fd), self._loop)
+        except NoPeerTerminal as e:
+            log.info("attach client pid %d: its output is relayed: %s", peer_pid, e)
+            return None
 
     def is_open(self, pane: P) -> bool:
         """`pane` is still in the table (not closed)."""

@@ -14,6 +14,12 @@ sends one fresh repaint of the current screen instead of what it skipped. A
 stopped client therefore costs at most one buffer, and never slows the pane
 or other clients.
 
+A client that handed over its terminal in HELLO
+(docs/attach-protocol.md#the-terminal-handed-over) gets its output and
+repaints written to that terminal instead, by a `TerminalWriter` bounded the
+same way; the frames that end the conversation follow only once the terminal
+has what came before them, so the client may then write to it.
+
 Input goes the other way with real backpressure: while the pane has more
 than INPUT_PAUSE_BYTES of a client's input still unread, the session stops
 reading that client, so nothing typed or pasted is dropped.
@@ -38,10 +44,14 @@ from mux.protocol.attach_conversation import (
 )
 from mux.protocol.errors import MuxError, short_name
 from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS, check_size
+from mux.system.terminal_writer import TerminalWriter
 
 log = logging.getLogger(__name__)
 
 INPUT_PAUSE_BYTES = 1 << 20
+# How long the last output of an exited pane may take to reach a handed-over
+# terminal before EXITED is sent all the same (the client then restores it).
+FINAL_OUTPUT_SECONDS = 1.0
 
 
 class SessionHost(Protocol[P]):
@@ -55,6 +65,11 @@ class SessionHost(Protocol[P]):
     def subscribe(self, session: "AttachSession[P]", pane: P) -> None: ...
     def unsubscribe(self, session: "AttachSession[P]", pane: P) -> None: ...
     def mark_used(self, pane: P) -> None: ...
+    def terminal_of(self, peer_pid: int, fd: int) -> TerminalWriter | None:
+        """A writer to the terminal the client `peer_pid` holds as `fd`; None (said in
+        the log) when it cannot be had: the output is then relayed in frames."""
+        ...
+
     def forget(self, session: "AttachSession[P]") -> None:
         """The session's connection is gone."""
         ...
@@ -83,6 +98,7 @@ class AttachSession(asyncio.Protocol, Generic[P]):
         self._wanted_size: tuple[int, int] | None = None
         self._lagging = False  # output is being skipped; a repaint follows on resume
         self._paused = False  # the transport's buffer is past its high-water mark
+        self._terminal: TerminalWriter | None = None  # the client's, handed over in HELLO
 
     # -- asyncio.Protocol -------------------------------------------------------
 
@@ -109,8 +125,7 @@ class AttachSession(asyncio.Protocol, Generic[P]):
         return False  # close our side too
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._conversation.close()
-        self._unsubscribe()
+        self.close()
         self._host.forget(self)
 
     def pause_writing(self) -> None:
@@ -139,16 +154,21 @@ class AttachSession(asyncio.Protocol, Generic[P]):
             self._send(proto.Detached())
             self.close()
         else:
-            self._hello(frame.version)
+            self._hello(frame)
 
-    def _hello(self, version: int) -> None:
-        if version != proto.PROTOCOL_VERSION:
+    def _hello(self, hello: proto.Hello) -> None:
+        if hello.version != proto.PROTOCOL_VERSION:
             self.fail(
                 VERSION_UNSUPPORTED,
-                f"this mux speaks attach protocol version {proto.PROTOCOL_VERSION}, not {version}",
+                f"this mux speaks attach protocol version {proto.PROTOCOL_VERSION}, "
+                f"not {hello.version}",
             )
             return
-        self._send(proto.Welcome())
+        if self._terminal is not None:  # a repeated HELLO says anew what the client offers
+            self._terminal.close()
+        fd, pid = hello.terminal_fd, self.peer_pid
+        self._terminal = None if fd is None or pid is None else self._host.terminal_of(pid, fd)
+        self._send(proto.Welcome(terminal=self._terminal is not None))
 
     def _attach_by_id(self, pane_id: int) -> None:
         try:
@@ -222,8 +242,17 @@ class AttachSession(asyncio.Protocol, Generic[P]):
 
     def output(self, data: bytes) -> None:
         """The pane printed `data` (an output sink: the hot path)."""
+        if self._lagging:
+            return
+        terminal = self._terminal
+        if terminal is not None:
+            terminal.write(data)
+            if terminal.backlog > self._buffer_limit:
+                self.pause_writing()
+                terminal.when_drained(self.resume_writing)
+            return
         transport = self._transport
-        if self._lagging or transport is None or transport.is_closing():
+        if transport is None or transport.is_closing():
             return
         transport.write(self._conversation.send_output(data))
 
@@ -235,7 +264,11 @@ class AttachSession(asyncio.Protocol, Generic[P]):
             self._transport.write(data)
 
     def _send_repaint(self, pane: P) -> None:
-        self._write(self._conversation.send_repaint(pane.repaint()))
+        if self._terminal is not None:
+            self._terminal.discard()  # a repaint redraws all: what waits is out of date
+            self._terminal.write(pane.repaint())
+        else:
+            self._write(self._conversation.send_repaint(pane.repaint()))
 
     def repaint(self) -> None:
         if self.pane is not None and not self._lagging and not self._conversation.is_over:
@@ -245,8 +278,20 @@ class AttachSession(asyncio.Protocol, Generic[P]):
         if self._lagging:
             self._send_repaint(pane)  # the final screen, not what was skipped
         self._unsubscribe()
-        self._send(proto.Exited(pane.exit_status))
-        self.close()
+        self._after_terminal(proto.Exited(pane.exit_status))
+
+    def _after_terminal(self, last: ServiceFrame) -> None:
+        """Send `last` and close, once a handed-over terminal has what came before it."""
+
+        def send_last() -> None:
+            if not self._conversation.is_over:  # (the client may have left meanwhile)
+                self._send(last)
+            self.close()
+
+        if self._terminal is None:
+            send_last()
+        else:
+            self._terminal.when_drained(send_last, at_most=FINAL_OUTPUT_SECONDS)
 
     def pane_closed(self, pane: P) -> None:
         self._unsubscribe()
@@ -267,10 +312,13 @@ class AttachSession(asyncio.Protocol, Generic[P]):
         self.close()
 
     def close(self) -> None:
-        """Close once what is queued has been written."""
+        """Close once what is queued has been written (what waits for a handed-over
+        terminal is dropped: the client takes its terminal back now)."""
         self._conversation.close()
         if self._transport is not None:
             self._transport.close()
+        if self._terminal is not None:
+            self._terminal.close()
         self._unsubscribe()  # last: a pane that fails here leaves the client closed all the same
 
     def _unsubscribe(self) -> None:

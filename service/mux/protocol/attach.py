@@ -71,24 +71,64 @@ class _Json(Frame):
 
 
 @dataclass(frozen=True)
-class Hello(_Json):
-    kind = FrameType.HELLO
+class _Versioned(_Json):
+    """HELLO and WELCOME: a JSON object with the protocol version, and what each side
+    offers (keys a side does not know are ignored, so either may add one)."""
+
     version: int = PROTOCOL_VERSION
 
-    def payload(self) -> bytes:
-        return json.dumps({"version": self.version}).encode()
-
     @classmethod
-    def parse(cls, payload: bytes) -> "Hello":
-        version = cls._object(payload).get("version")
+    def _version(cls, value: dict[str, object]) -> int:
+        version = value.get("version")
         if not isinstance(version, int) or isinstance(version, bool):
-            raise ProtocolError("HELLO: version must be a whole number")
-        return cls(version)
+            raise ProtocolError(f"{cls.kind.name}: version must be a whole number")
+        return version
 
 
 @dataclass(frozen=True)
-class Welcome(Hello):
+class Hello(_Versioned):
+    """`terminal_fd`: the client's own descriptor number of the terminal it shows the
+    pane on, offered for the service to write the pane's output to itself
+    (docs/attach-protocol.md#the-terminal-handed-over); None: not offered."""
+
+    kind = FrameType.HELLO
+    terminal_fd: int | None = None
+
+    def payload(self) -> bytes:
+        body: dict[str, object] = {"version": self.version}
+        if self.terminal_fd is not None:
+            body["terminal_fd"] = self.terminal_fd
+        return json.dumps(body).encode()
+
+    @classmethod
+    def parse(cls, payload: bytes) -> "Hello":
+        value = cls._object(payload)
+        terminal_fd = value.get("terminal_fd")
+        if terminal_fd is not None and (
+            not isinstance(terminal_fd, int) or isinstance(terminal_fd, bool) or terminal_fd < 0
+        ):
+            raise ProtocolError("HELLO: terminal_fd must be a descriptor number (0 or more)")
+        return cls(cls._version(value), terminal_fd)
+
+
+@dataclass(frozen=True)
+class Welcome(_Versioned):
+    """`terminal`: the service writes the pane's output to the terminal the client
+    offered, instead of sending OUTPUT and REPAINT frames."""
+
     kind = FrameType.WELCOME
+    terminal: bool = False
+
+    def payload(self) -> bytes:
+        return json.dumps({"version": self.version, "terminal": self.terminal}).encode()
+
+    @classmethod
+    def parse(cls, payload: bytes) -> "Welcome":
+        value = cls._object(payload)
+        terminal = value.get("terminal", False)
+        if not isinstance(terminal, bool):
+            raise ProtocolError("WELCOME: terminal must be true or false")
+        return cls(cls._version(value), terminal)
 
 
 @dataclass(frozen=True)
