@@ -179,3 +179,42 @@ def test_freed_memory_is_released_after_a_save_at_most_once_an_interval_and_neve
         assert len(releases) == 2  # two saves, one release
 
     asyncio.run(scenario())
+
+
+def test_writes_while_changes_keep_coming_take_at_most_their_share_of_the_time(
+    tmp_path: Path,
+) -> None:
+    """A write that took 50 ms, with a change during it: the next one starts no sooner
+    than 9 x 50 ms after it began (WRITING_SHARE), though the debounce is 10 ms."""
+    write_seconds = 0.05
+
+    async def scenario() -> list[float]:
+        loop = asyncio.get_running_loop()
+        began: list[float] = []
+        done = asyncio.Event()
+        autosaver: Autosaver
+
+        def capture(generation: int) -> CaptureSteps:
+            began.append(loop.time())
+            time.sleep(write_seconds)  # a big session's capture, holding the loop
+            if generation == 1:
+                autosaver.mark_dirty()
+            else:
+                done.set()
+            return _steps(generation)
+
+        autosaver = Autosaver(
+            loop,
+            tmp_path / "s.json",
+            capture,
+            generation=0,
+            saved=lambda _g: None,
+            failed=lambda _r: None,
+            debounce=0.01,
+        )
+        autosaver.mark_dirty()
+        await asyncio.wait_for(done.wait(), 10)
+        return began
+
+    first, second = asyncio.run(scenario())
+    assert second - first >= 9 * write_seconds  # (1 - WRITING_SHARE) / WRITING_SHARE = 9
