@@ -12,7 +12,7 @@ from pathlib import Path
 
 from mux.panes.table import PaneTable
 from mux.protocol.spawn_options import LaunchKind, SpawnRequest
-from mux.state.capture import capture_session, capture_steps
+from mux.state.capture import SnapshotCache, capture_session, capture_steps, finish
 from mux.state.restore import restore_session
 from mux.state.session_file import parse_session, session_bytes
 from tests.loop_support import until
@@ -155,5 +155,36 @@ def test_a_capture_gives_every_field_of_every_model_leaving_no_default_to_copy(
         for model in models:
             left_out = set(type(model).model_fields) - model.model_fields_set
             assert not left_out, f"{type(model).__name__} left {sorted(left_out)} to defaults"
+
+    with_table(tmp_path, test)
+
+
+def test_a_cached_capture_reuses_what_did_not_change_and_is_never_stale(tmp_path: Path) -> None:
+    async def test(table: PaneTable, loop: SteeredLoop) -> None:
+        first = spawn(table, ("sleep", "631"))
+        second = spawn(table, ("sleep", "632"), window=table.get(first).window)
+        third = spawn(table, ("sleep", "633"))
+        cache = SnapshotCache()
+
+        def captured() -> dict[int, object]:
+            session = finish(capture_steps(table, 1, cache=cache))
+            uncached = capture_session(table, 1)
+            assert session.model_dump(exclude={"saved_at"}) == uncached.model_dump(
+                exclude={"saved_at"}
+            )
+            models: dict[int, object] = {p.id: p for p in session.panes}
+            models.update({-w.id: w for w in session.windows})
+            return models
+
+        before = captured()
+        again = captured()
+        assert all(again[key] is model for key, model in before.items())
+        table.get(second).resize(30, 100)  # a value the pane's model is made of
+        fourth = spawn(table, ("sleep", "634"), window=table.get(third).window)
+        after = captured()  # (and equal to an uncached capture: checked in captured())
+        assert after[second] is not before[second]
+        assert after[first] is before[first] and after[third] is before[third]
+        assert after[-table.get(first).window] is before[-table.get(first).window]
+        assert after[-table.get(fourth).window] is not before[-table.get(third).window]
 
     with_table(tmp_path, test)

@@ -22,7 +22,7 @@ from mux.protocol.errors import Unavailable
 from mux.protocol.restore_problems import UnrestoredPane
 from mux.resurrection.checkpoints import CheckpointStore
 from mux.state.autosaver import Autosaver, Stopped
-from mux.state.capture import CaptureSteps, capture_steps
+from mux.state.capture import CaptureSteps, SnapshotCache, capture_steps
 from mux.state.restore import RestoreProblem, restore_session
 from mux.state.schema import Session
 from mux.state.session_file import SnapshotRefused, read_session, session_bytes
@@ -60,6 +60,7 @@ class SessionKeeper:
         self._saved = saved
         self._failed = failed
         self._autosaver: Autosaver | None = None
+        self._snapshot_models = SnapshotCache()  # each capture reuses what did not change
         self._problems: list[RestoreProblem] = []
         self.session_problem = ""  # the last session was refused or unreadable
         self._generation_floor = 0
@@ -171,7 +172,13 @@ class SessionKeeper:
 
     def _capture(self, generation: int) -> CaptureSteps:
         kept = [(problem.pane, problem.window) for problem in self._problems]
-        return capture_steps(self._table, generation, kept, self._settings.replay_commands)
+        return capture_steps(
+            self._table,
+            generation,
+            kept,
+            self._settings.replay_commands,
+            cache=self._snapshot_models,
+        )
 
     # -- serve --------------------------------------------------------------------
 
