@@ -47,6 +47,8 @@ class ProtocolClient:
             data = self.sock.recv(1 << 20)
         except TimeoutError:
             return True
+        except ConnectionResetError:
+            data = b""  # closed with frames of ours unread (after what it had sent)
         if not data:
             self.closed = True
             return False

@@ -156,3 +156,25 @@ def test_anything_but_a_terminal_is_relayed_in_frames(service: Service, offered:
     finally:
         os.close(read_end)
         os.close(write_end)
+
+
+def test_frames_while_exited_waits_for_the_terminal_change_nothing(
+    service: Service, terminal: Terminal
+) -> None:
+    # The terminal reads nothing until the pane has exited: EXITED waits for it (at most
+    # a second); what the client says meanwhile is not acted on, and EXITED still comes.
+    script = "read x; head -c 300000 /dev/zero | tr '\\0' 'y'; exit 4"
+    pane = service.spawn(["sh", "-c", script])
+    client, _ = hand_over(service, pane, terminal.slave)
+    client.send(proto.Input(b"go\r"))
+    service.wait_exited(pane)
+    other = service.spawn(["sh", "-c", "exec cat"])
+    client.send(proto.Input(b"late keys"), proto.Resize(10, 20), proto.Attach(other))
+    deadline = time.monotonic() + DEFAULT_TIMEOUT
+    while not client.closed:
+        assert time.monotonic() < deadline, f"the connection did not end; got {client.kinds()}"
+        terminal.read(0.01)
+        client.receive(0.01)
+    assert [f.status for f in client.frames if isinstance(f, proto.Exited)] == [4]
+    assert not any(isinstance(f, proto.Attached) and f.pane == other for f in client.frames)
+    assert_answers(service)

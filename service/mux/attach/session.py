@@ -206,7 +206,8 @@ class AttachSession(asyncio.Protocol, Generic[P]):
 
     def _input(self, data: bytes) -> None:
         pane = self.pane
-        assert pane is not None  # the conversation takes INPUT only once ATTACHED
+        if pane is None:  # exited, its EXITED on the way (the conversation is ATTACHED still)
+            return
         try:
             pane.send_input(data)
         except MuxError as e:
@@ -244,15 +245,13 @@ class AttachSession(asyncio.Protocol, Generic[P]):
         """The pane printed `data` (an output sink: the hot path)."""
         if self._lagging:
             return
-        terminal = self._terminal
-        if terminal is not None:
+        if (terminal := self._terminal) is not None:
             terminal.write(data)
             if terminal.backlog > self._buffer_limit:
                 self.pause_writing()
                 terminal.when_drained(self.resume_writing)
             return
-        transport = self._transport
-        if transport is None or transport.is_closing():
+        if (transport := self._transport) is None or transport.is_closing():
             return
         transport.write(self._conversation.send_output(data))
 
@@ -288,9 +287,10 @@ class AttachSession(asyncio.Protocol, Generic[P]):
                 self._send(last)
             self.close()
 
-        if self._terminal is None:
+        if self._terminal is None or self._transport is None:
             send_last()
         else:
+            self._transport.pause_reading()  # the pane is gone: nothing said now matters
             self._terminal.when_drained(send_last, at_most=FINAL_OUTPUT_SECONDS)
 
     def pane_closed(self, pane: P) -> None:
