@@ -7,13 +7,14 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Generator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mux.config import Settings
+from mux.panes import cwd_sampler
 from mux.panes.ledger import UNATTACHED_SINCE_SPAWN
 from mux.panes.pane import Pane
 from mux.panes.table import PaneTable
@@ -208,23 +209,43 @@ def test_working_directories_are_sampled_every_interval_once_started(tmp_path: P
     with_table(tmp_path, test, cwd_sample_seconds=30)
 
 
-def test_the_process_table_is_read_off_the_event_loop(
+def test_the_process_table_is_read_in_steps_with_the_loop_running_between(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Hundreds of /proc files are read on a worker thread, not where keys are answered."""
-    readers: list[int] = []
-    real_read = ProcessTree.read
+    """Hundreds of /proc files are read a few at a time, the loop running in between:
+    not in one go, and not on a thread that would hold the interpreter's lock."""
+    monkeypatch.setattr(cwd_sampler, "PROCESSES_A_STEP", 10)
+    real_steps = ProcessTree.read_in_steps
+    seen: list[tuple[int, int]] = []  # (loop turns so far, thread) at each step
+    turns = [0]
 
-    def read() -> ProcessTree | None:
-        readers.append(threading.get_ident())
-        return real_read()
+    def read_in_steps(step: int) -> Generator[None, None, ProcessTree | None]:
+        steps = real_steps(step)
+        while True:
+            seen.append((turns[0], threading.get_ident()))
+            try:
+                next(steps)
+            except StopIteration as done:
+                return done.value  # type: ignore[no-any-return]
+            yield
 
-    monkeypatch.setattr(ProcessTree, "read", staticmethod(read))
+    monkeypatch.setattr(ProcessTree, "read_in_steps", staticmethod(read_in_steps))
 
     async def test(table: PaneTable, loop: SteeredLoop) -> None:
+        def tick() -> None:
+            turns[0] += 1
+            if not done:
+                asyncio.get_running_loop().call_soon(tick)
+
+        done = False
         sleeper(table)
+        tick()
         await table.sample_cwds()
-        assert readers and threading.get_ident() not in readers
+        done = True
+        assert len(seen) > 2, "/proc has more than 20 entries: several steps"
+        assert {thread for _, thread in seen} == {threading.get_ident()}
+        counts = [count for count, _ in seen]
+        assert counts == sorted(set(counts)), "the loop ran between every two steps"
 
     with_table(tmp_path, test)
 

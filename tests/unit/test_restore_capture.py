@@ -12,9 +12,10 @@ from pathlib import Path
 
 from mux.panes.table import PaneTable
 from mux.protocol.spawn_options import LaunchKind, SpawnRequest
-from mux.state.capture import SnapshotCache, capture_session, capture_steps, finish
+from mux.state.capture import SnapshotCache, capture_session, capture_steps
 from mux.state.restore import restore_session
 from mux.state.session_file import parse_session, session_bytes
+from mux.system.steps import all_at_once
 from tests.loop_support import until
 from tests.unit.test_pane_table import SteeredLoop, with_table
 
@@ -167,7 +168,7 @@ def test_a_cached_capture_reuses_what_did_not_change_and_is_never_stale(tmp_path
         cache = SnapshotCache()
 
         def captured() -> dict[int, object]:
-            session = finish(capture_steps(table, 1, cache=cache))
+            session = all_at_once(capture_steps(table, 1, cache=cache))
             uncached = capture_session(table, 1)
             assert session.model_dump(exclude={"saved_at"}) == uncached.model_dump(
                 exclude={"saved_at"}

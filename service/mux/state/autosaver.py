@@ -22,10 +22,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
-from mux.state.capture import CaptureSteps, finish, finish_in_turns
+from mux.state.capture import CaptureSteps
 from mux.state.session_file import session_bytes
 from mux.system.durable import DurableWriteError, durable_write
 from mux.system.memory import release_free_memory
+from mux.system.steps import all_at_once, in_turns
 from mux.system.worker_threads import WORKER_THREADS, off_the_loop
 
 log = logging.getLogger(__name__)
@@ -155,9 +156,9 @@ class Autosaver:
             generation = self.generation + 1
             steps = self._capture(generation)
             if final:
-                session = finish(steps)
+                session = all_at_once(steps)
             else:
-                session = await finish_in_turns(steps)
+                session = await in_turns(steps)
                 await asyncio.sleep(0)  # and once more before the JSON (3-8 ms for 500)
             data = session_bytes(session)
             del session  # its models (some KiB a pane) are not needed across the write

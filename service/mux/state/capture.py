@@ -13,7 +13,6 @@ and window's model from one capture to the next, and makes one again only when
 something it is made of has changed.
 """
 
-import asyncio
 import time
 import weakref
 from collections.abc import Callable, Generator, Iterable, Sequence
@@ -30,6 +29,7 @@ from mux.state.schema import (
     WindowSnapshot,
     check_session,
 )
+from mux.system.steps import Steps, all_at_once
 
 
 def pane_snapshot(pane: Pane, replay_allowlist: Sequence[str] = ()) -> PaneSnapshot:
@@ -159,7 +159,7 @@ CAPTURE_STEP_PANES = 50
 
 # A capture in steps: it yields between steps (the caller may let the loop run
 # there) and returns the session. The panes and windows are those of its start.
-CaptureSteps = Generator[None, None, Session]
+CaptureSteps = Steps[Session]
 
 _Item = TypeVar("_Item")
 _Built = TypeVar("_Built")
@@ -183,7 +183,7 @@ def capture_session(
     replay_allowlist: Sequence[str] = (),
 ) -> Session:
     """The session in one go (see `capture_steps`)."""
-    return finish(capture_steps(panes, generation, kept, replay_allowlist))
+    return all_at_once(capture_steps(panes, generation, kept, replay_allowlist))
 
 
 def capture_steps(
@@ -237,22 +237,3 @@ def already_captured(session: Session) -> CaptureSteps:
     """The steps of a session captured already: none."""
     yield from ()
     return session
-
-
-def finish(steps: CaptureSteps) -> Session:
-    """Every step at once (the final snapshot: nothing may change between them)."""
-    while True:
-        try:
-            next(steps)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
-
-
-async def finish_in_turns(steps: CaptureSteps) -> Session:
-    """Every step, with the loop's turn between two."""
-    while True:
-        try:
-            next(steps)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
-        await asyncio.sleep(0)

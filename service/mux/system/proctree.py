@@ -11,8 +11,11 @@ reused from the process a snapshot saw.
 """
 
 import os
+from collections.abc import Generator
 from dataclasses import dataclass
 from typing import NamedTuple
+
+from mux.system.steps import all_at_once
 
 
 @dataclass(frozen=True)
@@ -75,10 +78,17 @@ def read_stat(pid: int | str) -> ProcStat:
 def read_all_stats() -> dict[int, ProcStat]:
     """Every process's stat now, by pid; OSError without /proc. A process that ends
     while the table is read is left out."""
+    return all_at_once(read_all_stats_in_steps(step=0))
+
+
+def read_all_stats_in_steps(step: int) -> Generator[None, None, dict[int, ProcStat]]:
+    """`read_all_stats`, yielding after every `step` processes (0: never)."""
     stats: dict[int, ProcStat] = {}
-    for name in os.listdir("/proc"):
+    for n, name in enumerate(os.listdir("/proc")):
         if not name.isdigit():
             continue
+        if step and n and n % step == 0:
+            yield
         try:
             stats[int(name)] = read_stat(name)
         except (OSError, ValueError):
@@ -148,8 +158,14 @@ class ProcessTree:
     @classmethod
     def read(cls) -> "ProcessTree | None":
         """This machine's processes now; None without /proc."""
+        return all_at_once(cls.read_in_steps(step=0))
+
+    @classmethod
+    def read_in_steps(cls, step: int) -> Generator[None, None, "ProcessTree | None"]:
+        """`read`, yielding after every `step` processes: the caller's event loop runs
+        between steps."""
         try:
-            stats = read_all_stats()
+            stats = yield from read_all_stats_in_steps(step)
         except OSError:
             return None
         return cls({pid: ProcessInfo(ppid=s.ppid, pgrp=s.pgrp) for pid, s in stats.items()})
