@@ -82,7 +82,7 @@ def read_all_stats() -> dict[int, ProcStat]:
 
 
 def read_all_stats_in_steps(step: int) -> Generator[None, None, dict[int, ProcStat]]:
-    """`read_all_stats`, yielding after every `step` processes (0: never)."""
+    """`read_all_stats`, yielding after every `step` entries of /proc (0: never)."""
     stats: dict[int, ProcStat] = {}
     for n, name in enumerate(os.listdir("/proc")):
         if not name.isdigit():
@@ -162,7 +162,7 @@ class ProcessTree:
 
     @classmethod
     def read_in_steps(cls, step: int) -> Generator[None, None, "ProcessTree | None"]:
-        """`read`, yielding after every `step` processes: the caller's event loop runs
+        """`read`, yielding after every `step` entries of /proc: the caller's event loop runs
         between steps."""
         try:
             stats = yield from read_all_stats_in_steps(step)
