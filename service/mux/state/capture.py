@@ -14,7 +14,6 @@ something it is made of has changed.
 """
 
 import time
-import weakref
 from collections.abc import Callable, Generator, Iterable, Sequence
 from typing import TypeVar
 
@@ -29,6 +28,7 @@ from mux.state.schema import (
     WindowSnapshot,
     check_session,
 )
+from mux.system.remade import Remade
 from mux.system.steps import Steps, all_at_once
 
 
@@ -100,9 +100,7 @@ def _leaf(node_id: int, pane_id: int) -> LayoutNode:
 
 class SnapshotCache:
     """The models of the last capture, each made again only when one of the values it
-    is made of differs: those values are read at every capture and compared, never
-    trusted to be announced, so a model is never stale. They are immutable (strings,
-    numbers, tuples, frozen launches), so equal means unchanged.
+    is made of differs (mux.system.remade).
 
     Why: a capture made some ten short-lived objects a pane, among the lasting objects
     of panes being spawned meanwhile, and the heap stayed fragmented after them (2000
@@ -112,9 +110,8 @@ class SnapshotCache:
     """
 
     def __init__(self) -> None:
-        self._panes: weakref.WeakKeyDictionary[Pane, tuple[tuple[object, ...], PaneSnapshot]]
-        self._panes = weakref.WeakKeyDictionary()
-        self._windows: dict[int, tuple[tuple[int, ...], WindowSnapshot]] = {}
+        self._panes: Remade[Pane, PaneSnapshot] = Remade(weak_keys=True)
+        self._windows: Remade[int, WindowSnapshot] = Remade()
 
     def pane(self, pane: Pane, replay_allowlist: Sequence[str]) -> PaneSnapshot:
         replayed = _replay_of(pane, replay_allowlist)
@@ -131,26 +128,15 @@ class SnapshotCache:
             pane.pid,
             pane.start_ticks(),
         )
-        cached = self._panes.get(pane)
-        if cached is not None and cached[0] == made_of:
-            return cached[1]
-        snapshot = _pane_snapshot(pane, replayed)
-        self._panes[pane] = (made_of, snapshot)
-        return snapshot
+        return self._panes.get(pane, made_of, lambda: _pane_snapshot(pane, replayed))
 
     def window(self, window: int, panes: list[Pane]) -> WindowSnapshot:
         made_of = tuple(sorted(pane.id for pane in panes))
-        cached = self._windows.get(window)
-        if cached is not None and cached[0] == made_of:
-            return cached[1]
-        snapshot = window_snapshot(window, panes)
-        self._windows[window] = (made_of, snapshot)
-        return snapshot
+        return self._windows.get(window, made_of, lambda: window_snapshot(window, panes))
 
     def keep_windows(self, windows: Iterable[int]) -> None:
         """Forget the windows that are gone (panes are forgotten with the panes)."""
-        kept = set(windows)
-        self._windows = {w: made for w, made in self._windows.items() if w in kept}
+        self._windows.keep_only(windows)
 
 
 # Panes captured between two steps: the loop carries every pane's output meanwhile,
