@@ -10,7 +10,7 @@ import os
 import pty
 import select
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -47,6 +47,17 @@ class Terminal:
         while needle not in self.shown:
             assert time.monotonic() < deadline, f"{needle!r} not shown; got {bytes(self.shown)!r}"
             self.read(0.1)
+
+    def read_slowly_until(
+        self, client: ProtocolClient, condition: Callable[[], bool], what: str
+    ) -> None:
+        """Read the terminal 10 ms at a time, as it would while busy, and the connection
+        meanwhile, until `condition`."""
+        deadline = time.monotonic() + DEFAULT_TIMEOUT
+        while not condition():
+            assert time.monotonic() < deadline, f"{what}; got {client.kinds()}"
+            self.read(0.01)
+            client.receive(0.01)
 
     def drain(self) -> None:
         """Everything the terminal holds now."""
@@ -97,11 +108,9 @@ def test_the_last_output_is_on_the_terminal_before_exited(
     pane = service.spawn(["sh", "-c", script])
     client, _ = hand_over(service, pane, terminal.slave)
     client.send(proto.Input(b"go\r"))
-    deadline = time.monotonic() + DEFAULT_TIMEOUT
-    while not any(isinstance(f, proto.Exited) for f in client.frames):
-        assert time.monotonic() < deadline, "no EXITED"
-        terminal.read(0.01)  # the terminal reads slowly, as it would while busy
-        client.receive(0.01)
+    terminal.read_slowly_until(
+        client, lambda: any(isinstance(f, proto.Exited) for f in client.frames), "no EXITED"
+    )
     exited = next(f for f in client.frames if isinstance(f, proto.Exited))
     assert exited.status == 3
     terminal.drain()  # what the terminal holds when the client reads EXITED
@@ -170,11 +179,7 @@ def test_frames_while_exited_waits_for_the_terminal_change_nothing(
     service.wait_exited(pane)
     other = service.spawn(["sh", "-c", "exec cat"])
     client.send(proto.Input(b"late keys"), proto.Resize(10, 20), proto.Attach(other))
-    deadline = time.monotonic() + DEFAULT_TIMEOUT
-    while not client.closed:
-        assert time.monotonic() < deadline, f"the connection did not end; got {client.kinds()}"
-        terminal.read(0.01)
-        client.receive(0.01)
+    terminal.read_slowly_until(client, lambda: client.closed, "the connection did not end")
     assert [f.status for f in client.frames if isinstance(f, proto.Exited)] == [4]
     assert not any(isinstance(f, proto.Attached) and f.pane == other for f in client.frames)
     assert_answers(service)

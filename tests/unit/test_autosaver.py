@@ -30,10 +30,17 @@ def _untold(
     *,
     generation: int = 0,
     failed: Callable[[str], None] = lambda _r: None,
+    debounce: float = autosaver_module.DEBOUNCE_SECONDS,
 ) -> Autosaver:
     """An autosaver whose saves nobody hears of."""
     return Autosaver(
-        loop, path, capture, generation=generation, saved=lambda _g: None, failed=failed
+        loop,
+        path,
+        capture,
+        generation=generation,
+        saved=lambda _g: None,
+        failed=failed,
+        debounce=debounce,
     )
 
 
@@ -203,15 +210,7 @@ def test_writes_while_changes_keep_coming_take_at_most_their_share_of_the_time(
                 done.set()
             return _steps(generation)
 
-        autosaver = Autosaver(
-            loop,
-            tmp_path / "s.json",
-            capture,
-            generation=0,
-            saved=lambda _g: None,
-            failed=lambda _r: None,
-            debounce=0.01,
-        )
+        autosaver = _untold(loop, tmp_path / "s.json", capture, debounce=0.01)
         autosaver.mark_dirty()
         await asyncio.wait_for(done.wait(), 10)
         return began

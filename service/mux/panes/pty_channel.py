@@ -35,10 +35,12 @@ READ_BATCH_BYTES = 64 * 1024
 # byte a read: a shorter read emptied it, and asking again would only fail with
 # EAGAIN (one syscall and one exception per output burst of every pane).
 FULL_TERMINAL_READ = 4095
-_COUNT = array.array("i", [0])
 DRAIN_LIMIT = 1 << 20
 
 OutputCallback = Callable[[bytes], None]
+
+
+_COUNT = array.array("i", [0])  # where FIONREAD answers (only the loop's thread reads)
 
 
 def _holds_output(fd: int) -> bool:
