@@ -259,10 +259,14 @@ async def connect(address: str) -> MessageBus:
 
 
 async def call(
-    bus: MessageBus, member: str, signature: str = "", body: list[Any] | None = None
+    bus: MessageBus,
+    member: str,
+    signature: str = "",
+    body: list[Any] | None = None,
+    destination: str = BUS_NAME,
 ) -> list[Any]:
     """One Manager method call; raises RuntimeError with the service's message on refusal."""
-    reply = await bus.call(manager_message(member, signature, body or []))
+    reply = await bus.call(manager_message(member, signature, body or [], destination))
     assert reply is not None
     if reply.message_type is MessageType.ERROR:
         raise RuntimeError(f"{member}: {reply.error_name}: {reply.body}")

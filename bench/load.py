@@ -3,12 +3,18 @@
 N panes (--panes, 100 by default; 500 is the goal's) each run the same writer: bursts
 of numbered 80-column lines (`seq 00000042 xxx…`) every 50 ms, --rate bytes a second
 each (20 KB/s by default), for --seconds, then `done 00000042` (the last number) and
-silence; the writer turns its terminal's echo off, so what the benchmark types is
+silence. Every writer waits until the load starts (a FIFO opened by the benchmark once
+every pane is spawned): spawning 500 panes takes tmux several times as long as mux, and
+writers that started on their own would have been half done, on the slower side only,
+before its load began. The writer turns its terminal's echo off, so what the benchmark types is
 never shown. While they write, one warm client calls, in a loop, the listing, the
 screen of a random pane and typing one character into a random pane (mux: ListPanes,
 GetScreen, SendInput from a connected dbus-fast client; tmux: list-panes,
 capture-pane -p, send-keys through a `tmux -C` client attached with no-output, tmux's
 own warm client), and mux saves a snapshot every 2 s (Snapshot(), until durable).
+Each D-Bus call is followed by the same call to the floor (floor.py: a dbus-fast
+service on the same bus answering with a copy of muxd's reply, doing nothing else),
+so the D-Bus figures come with what the bus, dbus-fast and this load cost alone.
 With --flood, one more pane `cat`s a 10 MB file over and over (fairness: the
 flood must not hold up the others, the calls or the echo). Meanwhile a terminal
 attached to one more pane (`muxctl attach`; `tmux attach`) types
@@ -33,7 +39,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import json
+import os
 import random
 import re
 import subprocess
@@ -46,6 +54,7 @@ from pathlib import Path
 from dbus_fast.aio import MessageBus
 
 from common import (
+    BUS_NAME,
     REAL_PYTHON,
     TIMEOUT,
     Muxd,
@@ -61,19 +70,23 @@ from common import (
     wait_for,
 )
 from echo_probe import ECHO_PROGRAM
+from floor import FLOOR_NAME, FloorService
 
 GOAL_P99_MS = 50.0
 BURSTS_PER_SECOND = 20
 LINE = re.compile(r"^(seq|done) (\d{8})")
 
 
-def writer(rate: int, seconds: float, directory: Path) -> list[str]:
+def writer(rate: int, seconds: float, directory: Path) -> Path:
     """The program every pane runs (perl: light, and in every Debian), from a file so
-    that no command parser (tmux's) has to quote it."""
+    that no command parser (tmux's) has to quote it; its argument is the FIFO that
+    says the load has started (`LoadStart`)."""
     lines = max(1, rate // 80 // BURSTS_PER_SECOND)
     script = directory / "writer.pl"
     script.write_text(
         "$| = 1; system('stty', '-echo'); my $i = 0; my $pad = 'x' x 66;\n"
+        # Opening a FIFO to read waits until it is opened to write.
+        "open(my $start, '<', $ARGV[0]) or die \"no start: $!\"; close($start);\n"
         f"my $end = time() + {seconds};\n"
         "while (time() < $end) {\n"
         f'    for (1 .. {lines}) {{ printf("seq %08d %s\\n", ++$i, $pad) }}\n'
@@ -82,7 +95,37 @@ def writer(rate: int, seconds: float, directory: Path) -> list[str]:
         'printf("done %08d\\n", $i);\n'
         "sleep 100000;\n"
     )
-    return ["perl", str(script)]
+    return script
+
+
+class LoadStart:
+    """The FIFO every writer of one side waits on: `begin` opens it to write, which
+    lets every writer waiting to read it go at once; it stays open until `end`, so a
+    writer that reaches it later does not wait."""
+
+    def __init__(self, script: Path, side: str) -> None:
+        self._path = script.with_name(f"start-{side}")
+        os.mkfifo(self._path, 0o600)
+        self.argv = ["perl", str(script), str(self._path)]
+        self._fd: int | None = None
+
+    def begin(self) -> None:
+        # Non-blocking: ENXIO while no writer has opened it yet, instead of hanging.
+        def opened() -> bool:
+            try:
+                self._fd = os.open(self._path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+            except OSError as e:
+                if e.errno != errno.ENXIO:
+                    raise
+                return False
+            return True
+
+        wait_for(opened, TIMEOUT, what="a writer waiting for the load to start")
+
+    def end(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
 
 
 def flooder(directory: Path) -> list[str]:
@@ -145,11 +188,14 @@ class EchoProbe:
 
 
 async def mux_side(
-    panes: int, argv: list[str], seconds: float, flood: list[str] | None, poll: bool
-) -> Side:
-    side = Side("mux")
+    panes: int, start: LoadStart, seconds: float, flood: list[str] | None, poll: bool
+) -> tuple[Side, Side]:
+    """mux's side, and the floor's (the same calls to floor.py, in the same load)."""
+    side, floor_side = Side("mux"), Side("floor")
+    argv = start.argv
     with Muxd() as muxd:
         bus = await connect(muxd.bus_address)
+        floor = FloorService(muxd.bus_address, muxd.env)
         try:
             started = time.perf_counter()
             ids = [await spawn(bus, argv) for _ in range(panes)]
@@ -161,11 +207,15 @@ async def mux_side(
                 [REAL_PYTHON, "-m", "muxctl", "attach", str(attached)], muxd.env, seconds
             )
             probe.wait_ready()
+            if poll:
+                await floor.start(bus)
+            start.begin()
             cpu_before, load_started = cpu_seconds(muxd.pid), time.perf_counter()
             if poll:
-                await poll_mux(bus, ids, seconds, side)
+                await poll_mux(bus, ids, seconds, side, floor_side)
             else:
                 await asyncio.sleep(seconds)  # the load alone, for so long
+            start.end()
             side.cpu_percent = (
                 100 * (cpu_seconds(muxd.pid) - cpu_before) / (time.perf_counter() - load_started)
             )
@@ -174,22 +224,26 @@ async def mux_side(
             side.intact = await mux_intact(bus, ids)
         finally:
             bus.disconnect()
-    return side
+            floor.stop()
+    return side, floor_side
 
 
-async def poll_mux(bus: MessageBus, ids: list[int], seconds: float, side: Side) -> None:
+async def poll_mux(
+    bus: MessageBus, ids: list[int], seconds: float, side: Side, floor: Side
+) -> None:
+    """Each call to muxd, then the same to the floor."""
     end = time.perf_counter() + seconds
     next_snapshot = time.perf_counter() + 2
     while time.perf_counter() < end:
-        started = time.perf_counter()
-        await call(bus, "ListPanes")
-        side.time("list", started)
-        started = time.perf_counter()
-        await call(bus, "GetScreen", "t", [random.choice(ids)])
-        side.time("screen", started)
-        started = time.perf_counter()
-        await call(bus, "SendInput", "tay", [random.choice(ids), b"a"])
-        side.time("input", started)
+        for what, member, signature, body in (
+            ("list", "ListPanes", "", []),
+            ("screen", "GetScreen", "t", [random.choice(ids)]),
+            ("input", "SendInput", "tay", [random.choice(ids), b"a"]),
+        ):
+            for timed, destination in ((side, BUS_NAME), (floor, FLOOR_NAME)):
+                started = time.perf_counter()
+                await call(bus, member, signature, body, destination)
+                timed.time(what, started)
         if time.perf_counter() >= next_snapshot:
             started = time.perf_counter()
             await call(bus, "Snapshot")
@@ -212,9 +266,10 @@ async def mux_intact(bus: MessageBus, ids: list[int]) -> int:
 
 
 def tmux_side(
-    panes: int, argv: list[str], seconds: float, flood: list[str] | None, poll: bool
+    panes: int, start: LoadStart, seconds: float, flood: list[str] | None, poll: bool
 ) -> Side:
     side = Side("tmux")
+    argv = start.argv
     with Tmux("load", initial=argv) as tmux:
         control = TmuxControl(tmux, flags="no-output")
         try:
@@ -230,11 +285,13 @@ def tmux_side(
             tmux.run("new-session", "-d", "-s", "echo", "-x", "80", "-y", "24", *ECHO_PROGRAM)
             probe = EchoProbe(tmux.argv("attach", "-t", "echo"), tmux.env, seconds)
             probe.wait_ready()
+            start.begin()
             cpu_before, load_started = cpu_seconds(tmux.pid), time.perf_counter()
             if poll:
                 poll_tmux(control, targets, seconds, side)
             else:
                 time.sleep(seconds)
+            start.end()
             side.cpu_percent = (
                 100 * (cpu_seconds(tmux.pid) - cpu_before) / (time.perf_counter() - load_started)
             )
@@ -295,10 +352,12 @@ def main() -> int:
     )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="mux-bench-load-") as scratch:
-        argv = writer(args.rate, args.seconds, Path(scratch))
+        script = writer(args.rate, args.seconds, Path(scratch))
         flood = flooder(Path(scratch)) if args.flood else None
-        mux = asyncio.run(mux_side(args.panes, argv, args.seconds, flood, args.poll))
-        tmux = tmux_side(args.panes, argv, args.seconds, flood, args.poll)
+        mux, floor = asyncio.run(
+            mux_side(args.panes, LoadStart(script, "mux"), args.seconds, flood, args.poll)
+        )
+        tmux = tmux_side(args.panes, LoadStart(script, "tmux"), args.seconds, flood, args.poll)
 
     print(
         f"load: {args.panes} panes, {args.rate / 1000:.0f} KB/s each for {args.seconds:.0f} s "
@@ -319,8 +378,10 @@ def main() -> int:
             (max, "max") if what == "snapshot" else (lambda v: percentile(v, 0.99), "p99")
         )
         for pick, name in ((lambda v: percentile(v, 0.5), "p50"), tail):
-            rows.append([f"{label} {name} ms", cell(mux, what, pick), cell(tmux, what, pick)])
-        rows.append([f"{label} calls", *(str(len(s.calls.get(what, []))) for s in (mux, tmux))])
+            rows.append([f"{label} {name} ms", *(cell(s, what, pick) for s in (mux, tmux, floor))])
+        rows.append(
+            [f"{label} calls", *(str(len(s.calls.get(what, []))) for s in (mux, tmux, floor))]
+        )
     rows += [
         ["spawn per pane ms", *(f"{s.spawn_seconds / args.panes * 1000:.1f}" for s in (mux, tmux))],
         ["server CPU % of a core", *(f"{s.cpu_percent:.0f}" for s in (mux, tmux))],
@@ -328,7 +389,8 @@ def main() -> int:
         ["panes intact (done, seq unbroken)", *(f"{s.intact}/{args.panes}" for s in (mux, tmux))],
         ["keys never echoed (5 s)", *(str(s.echo_lost) for s in (mux, tmux))],
     ]
-    print_table(["figure", "mux", "tmux"], rows)
+    columns = ["figure", "mux", "tmux", "D-Bus floor"]
+    print_table(columns, [row + ["-"] * (len(columns) - len(row)) for row in rows])
     if args.poll:
         worst = max(
             (
@@ -338,10 +400,12 @@ def main() -> int:
             ),
             default=float("nan"),
         )
+        floor_worst = max(percentile(floor.calls[w], 0.99) for w in ("list", "screen", "input"))
         verdict = "met" if worst <= GOAL_P99_MS and mux.intact == args.panes else "missed"
         print(
             f"\ngoal: every D-Bus call p99 <= {GOAL_P99_MS:.0f} ms and nothing lost: "
-            f"worst p99 {worst:.1f} ms, {mux.intact}/{args.panes} intact, {verdict}"
+            f"worst p99 {worst:.1f} ms (the floor's {floor_worst:.1f} ms), "
+            f"{mux.intact}/{args.panes} intact, {verdict}"
         )
     if mux.calls.get("echo") and tmux.calls.get("echo"):
         ratio = percentile(mux.calls["echo"], 0.99) / percentile(tmux.calls["echo"], 0.99)
