@@ -9,8 +9,10 @@ the same N panes (`new-window -d` from its own warm `tmux -C` client): spawn tim
 and RSS per pane. Tmux has no restore of its own.
 
 Printed: per count, the totals and the cost per pane; then, for each figure, the
-per-pane cost at the largest count over the smallest: 1.0 is linear growth, above
-it the cost per pane grows with the count.
+per-pane cost at the largest count over the smallest (above 1.0 the cost per pane
+grows with the count, or a fixed cost is spread over fewer panes at the smallest);
+then the slope -- the extra cost of each extra pane between two counts -- which
+linear growth keeps constant (its last over its first: 1.0).
 
 Run from the repository root: python3 bench/scale.py [--counts 100,500,2000]
 """
@@ -19,7 +21,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
+import os
 import statistics
+import subprocess
 import sys
 import time
 from dataclasses import dataclass
@@ -42,6 +47,7 @@ class Point:
     restore_s: float = 0.0
     tmux_spawn_s: float = 0.0
     tmux_rss_kib: float = 0.0
+    raw_spawn_s: float = 0.0
 
 
 def measure_mux(point: Point) -> None:
@@ -59,6 +65,36 @@ def measure_mux(point: Point) -> None:
         svc.stop()
         if restored != point.panes:
             raise RuntimeError(f"{restored} of {point.panes} panes restored")
+
+
+def measure_raw(point: Point) -> None:
+    """The raw limit of spawning panes: this process opens a terminal and starts the
+    same `sleep` on it in a session of its own, N times, holding every terminal open
+    as a server does (each fork copies the table of open descriptors)."""
+    masters: list[int] = []
+    children: list[subprocess.Popen[bytes]] = []
+    try:
+        started = time.perf_counter()
+        for _ in range(point.panes):
+            master, slave = os.openpty()
+            masters.append(master)
+            children.append(
+                subprocess.Popen(
+                    ["sleep", "100000"],
+                    stdin=slave,
+                    stdout=slave,
+                    stderr=slave,
+                    start_new_session=True,
+                )
+            )
+            os.close(slave)
+        point.raw_spawn_s = time.perf_counter() - started
+    finally:
+        for child in children:
+            child.kill()
+            child.wait()
+        for master in masters:
+            os.close(master)
 
 
 def measure_tmux(point: Point) -> None:
@@ -83,6 +119,7 @@ def main() -> int:
     for point in points:
         measure_mux(point)
         measure_tmux(point)
+        measure_raw(point)
 
     def per_pane(total: float, point: Point, scale: float) -> str:
         return f"{total * scale / point.panes:.2f}"
@@ -124,12 +161,44 @@ def main() -> int:
         ["figure", "mux", "tmux"],
         [
             ["spawn", growth("spawn_s"), growth("tmux_spawn_s")],
+            ["raw spawn (openpty + fork + exec)", growth("raw_spawn_s"), "-"],
             ["memory", growth("rss_kib"), growth("tmux_rss_kib")],
             ["Snapshot", growth("snapshot_s"), "-"],
             ["restore", growth("restore_s"), "-"],
         ],
     )
+    print_slopes(points)
     return 0
+
+
+def print_slopes(points: list[Point]) -> None:
+    """The extra cost of each extra pane between two counts: linear growth (a fixed
+    cost plus so much a pane) keeps it constant, whatever the fixed cost; the ratio
+    above divides the fixed cost in too (a muxd's first panes fill memory its start
+    had reserved)."""
+    if len(points) < 2:
+        return
+    figures = (
+        ("spawn ms", "spawn_s", 1000.0),
+        ("tmux spawn ms", "tmux_spawn_s", 1000.0),
+        ("raw spawn ms", "raw_spawn_s", 1000.0),
+        ("RSS KiB", "rss_kib", 1.0),
+        ("tmux RSS KiB", "tmux_rss_kib", 1.0),
+        ("Snapshot us", "snapshot_s", 1e6),
+        ("restore ms", "restore_s", 1000.0),
+    )
+    pairs = list(itertools.pairwise(points))
+
+    def slope(a: Point, b: Point, figure: str, scale: float) -> float:
+        return (getattr(b, figure) - getattr(a, figure)) * scale / (b.panes - a.panes)
+
+    rows = []
+    for label, figure, scale in figures:
+        slopes = [slope(a, b, figure, scale) for a, b in pairs]
+        last_over_first = f"{slopes[-1] / slopes[0]:.2f}" if slopes[0] > 0 else "-"
+        rows.append([label, *(f"{value:.2f}" for value in slopes), last_over_first])
+    print("\nthe slope: extra cost per extra pane between two counts (constant: linear)\n")
+    print_table(["figure", *(f"{a.panes}->{b.panes}" for a, b in pairs), "last / first"], rows)
 
 
 if __name__ == "__main__":
