@@ -29,7 +29,7 @@ from common import (
     connect,
     name_has_owner,
 )
-from mux.dbus.manager_iface import manager_method
+from mux.dbus.method_signatures import manager_method
 
 FLOOR_NAME = "org.mux.Bench.Floor"
 SCREEN = ["x" * 80] * 24

@@ -575,7 +575,14 @@ def test_get_managed_objects_through_each_client(service: Service) -> None:
     second = service.spawn(["sh", "-c", "exit 4"], title="two")
     service.wait_exited(second)
     objects = managed_objects(service)
-    assert set(objects) == {pane_path(first), pane_path(second)}
+    windows = {
+        pane_id: f"{ROOT}/window/{service.panes()[pane_id]['window']}"
+        for pane_id in (first, second)
+    }
+    assert set(objects) == {pane_path(first), pane_path(second), *windows.values()}
+    assert objects[windows[first]]["org.mux.Mux1.Window"]["Layout"] == Variant(
+        "s", f'{{"pane":{first}}}'
+    )
     for pane_id in (first, second):
         interfaces = objects[pane_path(pane_id)]
         assert set(interfaces) == {PANE}
@@ -587,7 +594,7 @@ def test_get_managed_objects_through_each_client(service: Service) -> None:
     assert objects[pane_path(second)][PANE]["ExitStatus"] == Variant("i", 4)
 
     out = service.busctl("call", BUS_NAME, ROOT, OBJECT_MANAGER, "GetManagedObjects").stdout
-    assert out.startswith("a{oa{sa{sv}}} 4 "), "two panes and the two search objects"
+    assert out.startswith("a{oa{sa{sv}}} 6 "), "two panes, their windows, the two search objects"
     assert f'"{pane_path(first)}" 1 "{PANE}" 11 ' in out
     assert '"Title" s "two"' in out and '"ExitStatus" i 4' in out
     out = service.gdbus_call(f"{OBJECT_MANAGER}.GetManagedObjects").stdout
@@ -595,7 +602,7 @@ def test_get_managed_objects_through_each_client(service: Service) -> None:
     assert "'State': <'exited'>" in out
 
     service.call("Kill", "t", [first])
-    assert set(managed_objects(service)) == {pane_path(second)}
+    assert set(managed_objects(service)) == {pane_path(second), windows[second]}
 
 
 def test_object_manager_signals_come_from_the_root(service: Service) -> None:

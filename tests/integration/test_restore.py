@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 from pathlib import Path
+
+from dbus_fast import Variant
 
 from mux.state.session_file import parse_session
 from tests.harness import Service, pid_alive, wait_for
@@ -14,38 +18,50 @@ def _restart(svc: Service) -> None:
     svc.start()
 
 
-def test_windows_panes_cwd_env_titles_and_sizes_come_back(tmp_root: Path) -> None:
-    """8 windows of 64 panes: stop, start, the same argv, cwd, title and grouping."""
+def test_windows_panes_cwd_env_titles_sizes_and_layouts_come_back(tmp_root: Path) -> None:
+    """8 windows of 64 panes, split every which way: stop, start, the same argv, cwd,
+    title, grouping, and each window's layout leaf by leaf, with its title, geometry
+    and focus (docs/windows.md#persistence)."""
     svc = Service(tmp_root, bus_address=None, config="kill_grace_seconds = 0.5\n").start()
     work = tmp_root / "work"
     work.mkdir()
     try:
-        layout: dict[int, list[tuple[str, ...]]] = {}
         for w in range(8):
-            window = 0
+            window, panes = 0, []
             for p in range(64):
-                argv = ("sleep", f"{1000 + w * 64 + p}")
-                pane = svc.spawn(
-                    list(argv),
-                    window=window,
-                    cwd=str(work),
-                    title=f"w{w}p{p}",
-                    env={"MUX_TEST": f"{w}-{p}"},
-                    rows=30,
-                    cols=100,
-                )
-                window = int(svc.panes()[pane]["window"]) if window == 0 else window
-                layout.setdefault(window, []).append(argv)
+                options = {
+                    "argv": Variant("as", ["sleep", f"{1000 + w * 64 + p}"]),
+                    "cwd": Variant("s", str(work)),
+                    "title": Variant("s", f"w{w}p{p}"),
+                    "env": Variant("a{ss}", {"MUX_TEST": f"{w}-{p}"}),
+                    "rows": Variant("q", 30),
+                    "cols": Variant("q", 100),
+                }
+                if not panes or w % 2:  # a new window, or into it beside its focus
+                    options["window"] = Variant("t", window)
+                    pane, _, _ = svc.call("Spawn", "a{sv}", [options])
+                else:  # beside one of its panes, either way, a third of the space
+                    beside = panes[(p * 7) % len(panes)]
+                    way = ("horizontal", "vertical")[p % 2]
+                    pane, _, _ = svc.call(
+                        "SplitPane", "tsda{sv}", [beside, way, 0.3 + p % 3 / 10, options]
+                    )
+                panes.append(int(pane))
+                window = window or int(svc.panes()[int(pane)]["window"])
+            props = {
+                "title": Variant("s", f"window {w}"),
+                "geometry": Variant("a{sv}", {"x": Variant("i", w), "monitor": Variant("s", "M")}),
+                "focused_pane": Variant("t", panes[w * 5]),
+            }
+            svc.call("SetWindow", "ta{sv}", [window, props])
+        before = _by_argv(svc)
         _restart(svc)
         panes = svc.panes()
         assert len(panes) == 512
-        restored: dict[int, list[tuple[str, ...]]] = {}
-        for pane_id in sorted(panes):
-            info = panes[pane_id]
-            restored.setdefault(int(info["window"]), []).append(tuple(info["argv"]))
+        for info in panes.values():
             assert info["cwd"] == str(work) and info["state"] == "running"
             assert (info["rows"], info["cols"]) == (30, 100)
-        assert sorted(restored.values()) == sorted(layout.values()), "same panes, same groups"
+        assert _by_argv(svc) == before, "each window's tree, leaf by leaf, title, geometry, focus"
         first = min(panes)
         assert panes[first]["title"] == "w0p0"
         assert "restored from the snapshot" in svc.screen_text(first), "it says so"
@@ -55,6 +71,20 @@ def test_windows_panes_cwd_env_titles_and_sizes_come_back(tmp_root: Path) -> Non
         svc.stop()
 
 
+def _by_argv(svc: Service) -> list[tuple[str, str, str, str]]:
+    """Every window, its panes named by their (unique) argv instead of their ids:
+    (layout, focused pane, title, geometry), sorted."""
+    argv = {pane_id: " ".join(info["argv"]) for pane_id, info in svc.panes().items()}
+    (entries,) = svc.call("ListWindows")
+    out = []
+    for entry in entries:
+        window = {key: variant.value for key, variant in entry.items()}
+        layout = re.sub(r'"pane":(\d+)', lambda m: f'"pane":"{argv[int(m[1])]}"', window["layout"])
+        geometry = json.dumps({k: v.value for k, v in window["geometry"].items()}, sort_keys=True)
+        out.append((layout, argv[window["focused_pane"]], window["title"], geometry))
+    return sorted(out)
+
+
 def test_a_pane_whose_program_is_gone_is_reported_and_kept(tmp_root: Path) -> None:
     svc = Service(tmp_root, bus_address=None).start()
     program = tmp_root / "vanishing"
@@ -62,8 +92,9 @@ def test_a_pane_whose_program_is_gone_is_reported_and_kept(tmp_root: Path) -> No
     gone_dir = tmp_root / "gone"
     gone_dir.mkdir()
     try:
-        svc.spawn([str(program), "600"], title="vanishing")
-        survivor = svc.spawn(["sleep", "601"], cwd=str(gone_dir))
+        vanishing = svc.spawn([str(program), "600"], title="vanishing")
+        window = svc.panes()[vanishing]["window"]
+        survivor = svc.spawn(["sleep", "601"], cwd=str(gone_dir), window=window)
         assert svc.stop() == 0
         program.unlink()
         gone_dir.rmdir()
@@ -73,6 +104,10 @@ def test_a_pane_whose_program_is_gone_is_reported_and_kept(tmp_root: Path) -> No
         (info,) = panes.values()
         assert info["cwd"] == str(svc.home), "a cwd that is gone falls back to $HOME"
         assert "no longer exists" in svc.screen_text(int(info["id"]))
+        # Its window comes back without it, and says so where it was.
+        (windows,) = svc.call("ListWindows")
+        assert [json.loads(w["layout"].value) for w in windows] == [{"pane": info["id"]}]
+        assert "was not restored" in svc.screen_text(int(info["id"]))
         (problems,) = svc.call("ListRestoreProblems")
         assert len(problems) == 1
         problem = {k: v.value for k, v in problems[0].items()}

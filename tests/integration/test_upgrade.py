@@ -37,7 +37,16 @@ def test_upgrade_keeps_panes_ids_token_and_pid(private_service: Service) -> None
         "a{sv}",
         [{"argv": Variant("as", ["sleep", "600"]), "bind_instance": Variant("b", True)}],
     )
+    sleeper = {"argv": Variant("as", ["sleep", "600"])}
+    beside = svc.call("SplitPane", "tsda{sv}", [reader, "horizontal", 0.3, sleeper])[0]
+    svc.call("SetWindow", "ta{sv}", [svc.panes()[reader]["window"], {"title": Variant("s", "w")}])
+    svc.call(
+        "SetWindow",
+        "ta{sv}",
+        [svc.panes()[beside]["window"], {"focused_pane": Variant("t", reader)}],
+    )
     before = svc.panes()
+    (windows_before,) = svc.call("ListWindows")
     screen_before = svc.screen(exited)
 
     out = svc.muxctl("upgrade", check=True).stdout
@@ -50,6 +59,7 @@ def test_upgrade_keeps_panes_ids_token_and_pid(private_service: Service) -> None
         svc.log()[-2000:],
     )
     assert svc.screen(exited) == screen_before
+    assert svc.call("ListWindows")[0] == windows_before, "windows: layout, focus, title"
     svc.call("SendInput", "tay", [reader, b"after-upgrade\r"])
     svc.wait_screen(reader, "got:after-upgrade")
     assert pid_alive(int(after[reader]["pid"]))

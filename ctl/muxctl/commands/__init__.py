@@ -14,6 +14,8 @@ VERBS = (
     "status",
     "ls",
     "spawn",
+    "split",
+    "windows",
     "new",
     "attach",
     "kill",

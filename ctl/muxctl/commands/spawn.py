@@ -14,13 +14,20 @@ if TYPE_CHECKING:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--window", metavar="W", type=window_id, default=0, help="add to window W")
+    add_launch_arguments(parser)
+    parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD", help="program")
+
+
+def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
+    """What spawn and split take alike: how to start the pane's program (but the
+    program itself: after spawn's options, after split's pane id)."""
     parser.add_argument(
         "--cwd",
         metavar="DIR",
         help="working directory (default: the current directory; with --host, the home there)",
     )
     parser.add_argument("--title", metavar="T", help="pane title")
-    parser.add_argument("--window", metavar="W", type=window_id, default=0, help="add to window W")
     parser.add_argument("--rows", type=int, help="terminal rows")
     parser.add_argument("--cols", type=int, help="terminal columns")
     parser.add_argument(
@@ -35,7 +42,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="give the program no application-resurrection endpoint",
     )
-    parser.add_argument("command", nargs=argparse.REMAINDER, metavar="-- CMD", help="program")
 
 
 def _working_directory(cwd: str | None) -> str:
@@ -80,7 +86,7 @@ def build_options(args: argparse.Namespace) -> dict[str, Any]:
         options["cwd"] = Variant("s", args.cwd)
     if args.title is not None:
         options["title"] = Variant("s", args.title)
-    if args.window:
+    if getattr(args, "window", 0):
         options["window"] = Variant("t", args.window)
     for name in ("rows", "cols"):
         value = getattr(args, name)

@@ -17,7 +17,7 @@ from dbus_fast.service import ServiceInterface, dbus_property
 
 from mux.dbus.caller import current_caller
 from mux.dbus.errors import replies_with_dbus_errors
-from mux.dbus.manager_iface import manager_method
+from mux.dbus.method_signatures import manager_method
 from mux.federation.hub import Hub
 from mux.federation.ledger import SpawnKey
 from mux.federation.link import Link

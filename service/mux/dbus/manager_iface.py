@@ -6,23 +6,22 @@ D-Bus signatures are declared once, in `mux.protocol.dbus_methods`
 (docs/dbus-api.md#manager-methods); `manager_method` gives them to dbus-fast.
 """
 
-import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated
 
 from dbus_fast import PropertyAccess, Variant
 from dbus_fast.annotations import DBusSignature
-from dbus_fast.service import ServiceInterface, dbus_method, dbus_property, dbus_signal
-from dbus_fast.signature import get_signature_tree
+from dbus_fast.service import dbus_property, dbus_signal
 
 from mux import __version__
 from mux.dbus.caller import CallerNotes, current_caller, current_sender
 from mux.dbus.errors import replies_with_dbus_errors
+from mux.dbus.method_signatures import manager_method
 from mux.dbus.pane_iface import ListEntries
 from mux.dbus.service import ManagerService
+from mux.dbus.window_methods import WindowMethods
 from mux.panes.pane import Pane
 from mux.panes.table import PaneTable
-from mux.protocol.dbus_methods import MANAGER_METHODS
 from mux.protocol.errors import NotSupported
 from mux.protocol.hosts import parse_add_host
 from mux.protocol.names import (
@@ -42,33 +41,8 @@ if TYPE_CHECKING:
 T = Annotated[int, DBusSignature("t")]
 S = Annotated[str, DBusSignature("s")]
 
-Method = TypeVar("Method", bound=Callable[..., Any])
 
-
-def manager_method(method: Method) -> Method:
-    """`dbus_method()`, with the D-Bus signature of MANAGER_METHODS[method's name].
-
-    dbus-fast reads a method's D-Bus types from its signature's annotations, so
-    the Python annotations are replaced by the declared D-Bus types (through
-    `__signature__`, which `inspect.signature` honours) before dbus-fast sees them.
-    """
-    declared = MANAGER_METHODS[method.__name__]
-    python = inspect.signature(method)
-    this, *arguments = python.parameters.values()
-    types = [t.signature for t in get_signature_tree(declared.takes).types]
-    if len(arguments) != len(types):
-        raise TypeError(f"{method.__name__} takes {len(arguments)} arguments: {declared.takes!r}")
-    method.__signature__ = python.replace(  # type: ignore[attr-defined]
-        parameters=[
-            this,
-            *(a.replace(annotation=t) for a, t in zip(arguments, types, strict=True)),
-        ],
-        return_annotation=declared.returns,
-    )
-    return cast(Method, dbus_method()(method))
-
-
-class ManagerInterface(ServiceInterface):
+class ManagerInterface(WindowMethods):
     def __init__(
         self,
         table: PaneTable,

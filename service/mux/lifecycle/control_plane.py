@@ -176,7 +176,10 @@ class ControlPlane:
         publisher = BusPublisher(bus, manager)
         for pane in self._table:
             publisher.pane_added(pane)
+        for window in self._table.windows:
+            publisher.window_added(window)
         self._table.replace_observer(BusPublisher, publisher)
+        self._table.windows.replace_observer(BusPublisher, publisher)
         hand_over = (lambda fd: close_after_sending(bus, fd)) if passes_fds else None
         for listener in self._listeners:
             listener.connected(bus, manager, hand_over)
@@ -239,6 +242,7 @@ class ControlPlane:
         """Nothing is sent on a lost connection: the panes go on, the bus hears of them
         again once reconnected (every object exported anew)."""
         self._table.remove_observers(BusPublisher)
+        self._table.windows.remove_observers(BusPublisher)
         for listener in self._listeners:
             listener.disconnected()
         self._bus = self._manager = None

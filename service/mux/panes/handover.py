@@ -68,9 +68,19 @@ class PaneRecord(_Record):
     input_backlog: bytes
 
 
+class WindowRecord(_Record):
+    id: int
+    title: str
+    geometry: dict[str, int | str]
+    layout: str  # JSON (mux.protocol.layout)
+    focused_pane: int
+
+
 class TableRecord(_Record):
     token: str  # hex
     next_pane: int
     next_window: int
     panes: list[PaneRecord]
     reap: list[int]  # programs of closed panes, killed but not yet reaped
+    # Absent from a muxd before windows had layouts: its panes are placed one by one.
+    windows: list[WindowRecord] = []

@@ -13,12 +13,13 @@ sweeper), once.
 """
 
 import asyncio
+import dataclasses
 import logging
 import socket
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from mux.config import Settings
 from mux.panes.closing import ClosingPanes
@@ -33,7 +34,9 @@ from mux.panes.pane import Pane
 from mux.panes.pane_handover import pane_record
 from mux.panes.process import StartedProcess
 from mux.panes.screen_sweeper import ScreenSweeper
+from mux.panes.windows import Placement, Windows
 from mux.protocol.errors import InvalidArgument, NoSuchPane
+from mux.protocol.layout import Direction
 from mux.protocol.notices import Notice
 from mux.protocol.spawn_options import SpawnRequest
 from mux.system.sessions import sessions_members
@@ -83,7 +86,7 @@ class PaneTable:
         self._panes: dict[int, Pane] = {}
         self._use_count = 0
         self._closing = ClosingPanes(loop, settings.kill_grace_seconds)
-        self._windows: dict[int, set[int]] = {}
+        self.windows = Windows(self._size_of)
         self.exits = ExitWatcher(loop, self.shared_reader)
         self._observers: list[TableObserver] = []
         # Who hears what panes' programs want to tell their user (mux.desktop).
@@ -194,11 +197,13 @@ class PaneTable:
         notice: str | None = None,
         spawner: str | None = None,
         offer: str | None = None,
+        placement: Placement | None = None,
     ) -> Pane:
         """Start a pane; `notice` is shown on its screen before anything the program prints.
         `spawner`: the bus connection that called Spawn (None: not from Spawn); `offer`:
-        the reference the launch's application gets back (a restore)."""
-        if request.window and request.window not in self._windows:
+        the reference the launch's application gets back (a restore); `placement`: where
+        in its window (None: beside the focused pane, mux.panes.windows)."""
+        if request.window and request.window not in self.windows:
             raise InvalidArgument(
                 f"there is no window {request.window}; omit 'window' (or pass 0) for a new one"
             )
@@ -214,7 +219,7 @@ class PaneTable:
         assert pane.id == pane_id
         if notice:
             pane.show_notice(notice)
-        self._place(pane)
+        self._place(pane, placement)
         self.mark_used(pane)
         pane.start()
         log.info(
@@ -246,9 +251,22 @@ class PaneTable:
         self.exits.watch(started.process, pane.process_exited)
         return pane
 
-    def _place(self, pane: Pane) -> None:
+    def _size_of(self, pane_id: int) -> tuple[int, int]:
+        pane = self._panes[pane_id]
+        return pane.rows, pane.cols
+
+    def _place(self, pane: Pane, placement: Placement | None = None) -> None:
         self._panes[pane.id] = pane
-        self._windows.setdefault(pane.window, set()).add(pane.id)
+        self.windows.place(pane.id, pane.window, placement)
+
+    def split(
+        self, pane_id: int, direction: Direction, share: float, request: SpawnRequest, **how: Any
+    ) -> Pane:
+        """A new pane beside `pane_id`, in its window, taking `share` of its space
+        (`how`: as for `spawn`)."""
+        beside = self.get(pane_id)
+        request = dataclasses.replace(request, window=beside.window)
+        return self.spawn(request, placement=Placement(beside.id, direction, share), **how)
 
     # -- close ----------------------------------------------------------------
 
@@ -257,11 +275,7 @@ class PaneTable:
         of its session is ended after a grace period (closing.py)."""
         pane = self.get(pane_id)
         del self._panes[pane_id]
-        members = self._windows.get(pane.window)
-        if members is not None:
-            members.discard(pane_id)
-            if not members:
-                del self._windows[pane.window]
+        self.windows.remove(pane_id)
         pane.hang_up()
         self._closing.add(pane)
         for observer in self._observers:
@@ -289,6 +303,7 @@ class PaneTable:
             next_window=self.ids.next_window_id,
             panes=[pane_record(pane, history_bytes) for pane in self._panes.values()],
             reap=self._closing.unreaped(),
+            windows=self.windows.records(),
         )
 
     def handover_fds(self) -> list[int]:

@@ -43,6 +43,7 @@ def resume_into(table: PaneTable, record: TableRecord, *, after_crash: bool = Fa
             after_crash=after_crash,
         )
         table.adopt_resumed(pane)
+    table.windows.take_records(record.windows)
     # Empty after a crash (mux.lifecycle.readoption): those are no longer our children.
     for pid in record.reap:
         table.exits.watch_later(ChildProcess(pid), functools.partial(_log_reaped, pid))

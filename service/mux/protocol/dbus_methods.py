@@ -25,6 +25,10 @@ MANAGER_METHODS: Final[dict[str, MethodSignature]] = {
     "OpenAttach": MethodSignature("t", "h"),
     "Snapshot": MethodSignature("", "st"),
     "Upgrade": MethodSignature("", ""),
+    # Windows (docs/windows.md).
+    "SplitPane": MethodSignature("tsda{sv}", "tayo"),
+    "ListWindows": MethodSignature("", "aa{sv}"),
+    "SetWindow": MethodSignature("ta{sv}", ""),
     # Federation (docs/federation.md): a satellite's, then a hub's.
     "RegisterLink": MethodSignature("ay", ""),
     "AddHost": MethodSignature("sa{sv}", ""),

@@ -7,8 +7,10 @@ BUS_NAME: Final = "org.mux.Mux1"
 ROOT_PATH: Final = "/org/mux/Mux1"
 PANE_PATH_PREFIX: Final = "/org/mux/Mux1/pane/"
 HOST_PATH_PREFIX: Final = "/org/mux/Mux1/host/"
+WINDOW_PATH_PREFIX: Final = "/org/mux/Mux1/window/"
 MANAGER_INTERFACE: Final = "org.mux.Mux1.Manager"
 PANE_INTERFACE: Final = "org.mux.Mux1.Pane"
+WINDOW_INTERFACE: Final = "org.mux.Mux1.Window"
 ERROR_PREFIX: Final = "org.mux.Mux1.Error."
 
 # Features bit flags (docs/dbus-api.md).
@@ -27,6 +29,10 @@ CwdSource = Literal["launch", "shell", "process"]
 
 def pane_path(pane_id: int) -> str:
     return f"{PANE_PATH_PREFIX}{pane_id}"
+
+
+def window_path(window_id: int) -> str:
+    return f"{WINDOW_PATH_PREFIX}{window_id}"
 
 
 def host_path(name: str) -> str:

@@ -1,9 +1,9 @@
 """The session as a snapshot: what the pane table holds, in the schema's terms.
 
-Exited panes are not part of it (an exited pane is never resurrected, docs/dbus-api.md).
-The layout of a window is its panes side by side, in the order they were
-created, with equal shares; the focused pane is the most recently created one
-(mux has no focus of its own yet: that is the rule, not a guess).
+Exited panes are not part of it (an exited pane is never resurrected, docs/dbus-api.md):
+a window is saved with its layout without them (their space to their siblings, as
+when a pane closes) and, when one of them had the focus, the focus on the pane
+before it in the tree. A window with no running pane is not saved.
 
 The models are built with `model_construct`, unvalidated: every value comes from
 mux's own pane table, already of the schema's types, and validating 500 panes cost
@@ -14,10 +14,13 @@ something it is made of has changed.
 """
 
 import time
-from collections.abc import Callable, Generator, Iterable, Sequence
-from typing import TypeVar
+from collections.abc import Callable, Collection, Generator, Iterable, Iterator, Sequence
+from dataclasses import replace
+from typing import Protocol, TypeVar
 
 from mux.panes.pane import Pane
+from mux.panes.windows import Window, Windows
+from mux.protocol.layout import Leaf, Node, without_pane
 from mux.protocol.spawn_options import LaunchKind
 from mux.state.schema import (
     CheckpointRef,
@@ -72,24 +75,54 @@ def _pane_snapshot(pane: Pane, replayed: tuple[str | None, int | None]) -> PaneS
     )
 
 
-def window_snapshot(window: int, panes: list[Pane]) -> WindowSnapshot:
-    ordered = sorted(panes, key=lambda pane: pane.id)
-    if len(ordered) == 1:
-        nodes = [_leaf(1, ordered[0].id)]
-    else:
-        leaves = [_leaf(2 + i, p.id) for i, p in enumerate(ordered)]
-        split = LayoutNode.model_construct(
-            id=1,
-            kind="split",
-            direction="vertical",
-            children=[leaf.id for leaf in leaves],
-            ratios=[1 / len(leaves)] * len(leaves),
-            pane=None,
-        )
-        nodes = [split, *leaves]
+def window_snapshot(window: Window, saved: Collection[int]) -> WindowSnapshot:
+    """`window` over the panes in `saved` (its running panes; at least one)."""
+    layout: Node | None = window.layout
+    order = window.panes
+    for pane in order:
+        if pane not in saved:
+            layout = without_pane(layout, pane) if layout is not None else None
+    assert layout is not None, "a window is saved only with a pane to save"
+    focus = window.focused_pane
+    if focus not in saved:
+        before = [pane for pane in order[: order.index(focus)] if pane in saved]
+        focus = before[-1] if before else next(p for p in order if p in saved)
     return WindowSnapshot.model_construct(
-        id=window, title="", geometry=None, nodes=nodes, root=1, focused_pane=ordered[-1].id
+        id=window.id,
+        title=window.title,
+        geometry=dict(window.geometry) or None,
+        nodes=layout_nodes(layout),
+        root=1,
+        focused_pane=focus,
     )
+
+
+def layout_nodes(layout: Node) -> list[LayoutNode]:
+    """The tree as the snapshot's table of nodes, numbered from 1 (the root) in tree
+    order."""
+    nodes: list[LayoutNode | None] = []
+    _number(layout, nodes)
+    return [node for node in nodes if node is not None]
+
+
+def _number(node: Node, nodes: list[LayoutNode | None]) -> int:
+    """Appends `node`'s subtree to `nodes`; returns `node`'s id. (Recursion is bounded:
+    a layout is at most mux.protocol.layout.MAX_DEPTH deep.)"""
+    node_id = len(nodes) + 1
+    if isinstance(node, Leaf):
+        nodes.append(_leaf(node_id, node.pane))
+        return node_id
+    nodes.append(None)  # its place, filled once its children have their ids
+    children = [_number(child, nodes) for child in node.children]
+    nodes[node_id - 1] = LayoutNode.model_construct(
+        id=node_id,
+        kind="split",
+        direction=node.direction,
+        children=children,
+        ratios=list(node.ratios),
+        pane=None,
+    )
+    return node_id
 
 
 def _leaf(node_id: int, pane_id: int) -> LayoutNode:
@@ -130,9 +163,15 @@ class SnapshotCache:
         )
         return self._panes.get(pane, made_of, lambda: _pane_snapshot(pane, replayed))
 
-    def window(self, window: int, panes: list[Pane]) -> WindowSnapshot:
-        made_of = tuple(sorted(pane.id for pane in panes))
-        return self._windows.get(window, made_of, lambda: window_snapshot(window, panes))
+    def window(self, window: Window, saved: frozenset[int]) -> WindowSnapshot:
+        made_of = (
+            window.layout,
+            window.focused_pane,
+            window.title,
+            tuple(window.geometry.items()),
+            saved,
+        )
+        return self._windows.get(window.id, made_of, lambda: window_snapshot(window, saved))
 
     def keep_windows(self, windows: Iterable[int]) -> None:
         """Forget the windows that are gone (panes are forgotten with the panes)."""
@@ -162,8 +201,16 @@ def _built_in_steps(
     return built
 
 
+class Captured(Protocol):
+    """What a snapshot is taken of (a pane table): its panes, and its windows."""
+
+    windows: Windows
+
+    def __iter__(self) -> Iterator[Pane]: ...
+
+
 def capture_session(
-    panes: Iterable[Pane],
+    panes: Captured,
     generation: int,
     kept: Iterable[tuple[PaneSnapshot, int]] = (),
     replay_allowlist: Sequence[str] = (),
@@ -173,7 +220,7 @@ def capture_session(
 
 
 def capture_steps(
-    panes: Iterable[Pane],
+    panes: Captured,
     generation: int,
     kept: Iterable[tuple[PaneSnapshot, int]] = (),
     replay_allowlist: Sequence[str] = (),
@@ -188,12 +235,16 @@ def capture_steps(
     `cache`: models of earlier captures, reused where nothing changed (None: all new)."""
     models = cache if cache is not None else SnapshotCache()
     live = sorted((pane for pane in panes if pane.is_running), key=lambda p: p.id)
-    windows: dict[int, list[Pane]] = {}
-    for pane in live:
-        windows.setdefault(pane.window, []).append(pane)
-    models.keep_windows(windows)
+    saved = frozenset(pane.id for pane in live)
+    # Copies: a window changes as panes come and go between steps (its tree is
+    # immutable, a copy is as it is now).
+    windows = sorted(
+        (replace(window) for window in panes.windows if not saved.isdisjoint(window.panes)),
+        key=lambda window: window.id,
+    )
+    models.keep_windows(window.id for window in windows)
     saved_windows = yield from _built_in_steps(
-        sorted(windows), lambda window: models.window(window, windows[window]), step
+        windows, lambda window: models.window(window, saved.intersection(window.panes)), step
     )
     yield
     saved_panes = yield from _built_in_steps(

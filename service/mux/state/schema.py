@@ -103,7 +103,9 @@ class LayoutNode(_Model):
 class WindowSnapshot(_Model):
     id: int = Field(ge=1)
     title: str = ""
-    geometry: dict[str, int] | None = None  # hints (e.g. {"rows": 40, "cols": 120})
+    # As a desktop client set it (docs/windows.md#window-objects): x, y, width, height,
+    # monitor; None when none.
+    geometry: dict[str, int | str] | None = None
     nodes: list[LayoutNode] = Field(min_length=1)
     root: int
     focused_pane: int

@@ -1,0 +1,232 @@
+"""A window's layout (docs/windows.md#layouts): a tree of splits whose leaves are panes.
+
+The shape is the contract's: a leaf `{"pane": ID}`, or a split `{"split":
+"horizontal"|"vertical", "ratios": [r1, …], "children": [node, …]}` ("horizontal":
+children side by side; one positive ratio per child, summing to 1 within 0.001; at
+least two children). Trees are immutable: a change makes a new tree.
+
+Pure, no I/O: the parsing and its rules, the changes a window makes to its tree (a
+pane split, a pane gone, ids remapped at a restore). muxd keeps windows with it;
+muxctl reads layouts with it (mux.protocol.regions places them on a terminal).
+"""
+
+import json
+import math
+from collections.abc import Callable, Collection, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal, cast
+
+Direction = Literal["horizontal", "vertical"]
+DIRECTIONS: tuple[Direction, ...] = ("horizontal", "vertical")
+RATIO_TOLERANCE = 0.001
+# Deeper than any terminal can show (every split costs a cell): a bound, so that a
+# client's tree cannot exhaust the recursion that walks it.
+MAX_DEPTH = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Leaf:
+    pane: int
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    direction: Direction
+    ratios: tuple[float, ...]
+    children: tuple["Node", ...]
+
+
+Node = Leaf | Split
+
+
+class LayoutError(ValueError):
+    """A layout broken one of the rules; `rule` names it (the message says it too)."""
+
+    def __init__(self, rule: str, detail: str) -> None:
+        super().__init__(f"the layout breaks the rule '{rule}': {detail}")
+        self.rule = rule
+
+
+# The rules, by the names their refusals give (docs/windows.md#the-rules).
+MALFORMED = "shape"
+RATIOS = "ratios"
+TWO_CHILDREN = "two children"
+PANE_TWICE = "each pane once"
+PANE_MISSING = "every pane of the window"
+FOREIGN_PANE = "only the window's panes"
+FOCUS = "focus in the window"
+
+
+# -- reading and writing -----------------------------------------------------
+
+
+def parse_layout(text: str) -> Node:
+    """The tree a client sent as JSON; LayoutError for any shape but the contract's."""
+    try:
+        data = json.loads(text)
+    except (ValueError, RecursionError) as e:
+        raise LayoutError(MALFORMED, "it is not JSON") from e
+    return from_data(data)
+
+
+def from_data(data: object, depth: int = 0) -> Node:
+    if depth > MAX_DEPTH:
+        raise LayoutError(MALFORMED, f"it nests deeper than {MAX_DEPTH} splits")
+    if not isinstance(data, dict):
+        raise LayoutError(MALFORMED, "a node must be an object")
+    keys = set(data)
+    if keys == {"pane"}:
+        return Leaf(_pane_id(data["pane"]))
+    if keys != {"split", "ratios", "children"}:
+        raise LayoutError(
+            MALFORMED,
+            'a node is {"pane": ID} or {"split": …, "ratios": […], "children": […]}, '
+            f"not one with keys {sorted(keys)}",
+        )
+    direction = data["split"]
+    if direction not in DIRECTIONS:
+        raise LayoutError(MALFORMED, f'"split" is "horizontal" or "vertical", not {direction!r}')
+    children, ratios = data["children"], data["ratios"]
+    if not isinstance(children, list) or not isinstance(ratios, list):
+        raise LayoutError(MALFORMED, '"children" and "ratios" must be lists')
+    return split_node(
+        cast(Direction, direction),
+        tuple(_ratio(value) for value in ratios),
+        tuple(from_data(child, depth + 1) for child in children),
+    )
+
+
+def _pane_id(value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value < 2**64:
+        raise LayoutError(MALFORMED, f"a pane id is a positive integer, not {value!r}")
+    return value
+
+
+def _ratio(value: object) -> float:
+    if not isinstance(value, int | float) or isinstance(value, bool):
+        raise LayoutError(MALFORMED, f"a ratio is a number, not {value!r}")
+    if not 0 < value <= 1:  # (before float(): an integer of 400 digits overflows it)
+        raise LayoutError(RATIOS, f"a ratio is a share, above 0 and at most 1, not {value!r:.40}")
+    return float(value)
+
+
+def split_node(
+    direction: Direction, ratios: tuple[float, ...], children: tuple[Node, ...]
+) -> Split:
+    """A split, its own rules checked (two children or more, one positive ratio each,
+    summing to 1)."""
+    if len(children) < 2:
+        raise LayoutError(TWO_CHILDREN, f"a split has {len(children)} children, not two or more")
+    if len(ratios) != len(children):
+        raise LayoutError(
+            RATIOS, f"a split of {len(children)} children has {len(ratios)} ratios, not one each"
+        )
+    if not all(math.isfinite(r) and 0 < r <= 1 for r in ratios):
+        raise LayoutError(RATIOS, f"ratios are shares, above 0 and at most 1: {list(ratios)}")
+    if abs(math.fsum(ratios) - 1) > RATIO_TOLERANCE:
+        raise LayoutError(RATIOS, f"ratios add up to {math.fsum(ratios):g}, not 1")
+    return Split(direction, ratios, children)
+
+
+def to_data(node: Node) -> dict[str, Any]:
+    if isinstance(node, Leaf):
+        return {"pane": node.pane}
+    return {
+        "split": node.direction,
+        "ratios": list(node.ratios),
+        "children": [to_data(child) for child in node.children],
+    }
+
+
+def to_json(node: Node) -> str:
+    return json.dumps(to_data(node), separators=(",", ":"))
+
+
+# -- the window's rules --------------------------------------------------------
+
+
+def panes_of(node: Node) -> Iterator[int]:
+    """The panes, in tree order (left to right, top to bottom)."""
+    if isinstance(node, Leaf):
+        yield node.pane
+        return
+    for child in node.children:
+        yield from panes_of(child)
+
+
+def check_window_layout(
+    node: Node,
+    window: int,
+    window_panes: Collection[int],
+    focus: int,
+    window_of: Callable[[int], int | None],
+) -> None:
+    """`node` holds exactly `window_panes`, each once, and `focus` is one of them;
+    `window_of(pane)`: the window of another pane, None for no such pane."""
+    seen: set[int] = set()
+    for pane in panes_of(node):
+        if pane in seen:
+            raise LayoutError(PANE_TWICE, f"pane {pane} appears twice")
+        seen.add(pane)
+        if pane not in window_panes:
+            other = window_of(pane)
+            where = f"is in window {other}" if other is not None else "does not exist"
+            raise LayoutError(FOREIGN_PANE, f"pane {pane} {where}, not in window {window}")
+    if missing := sorted(set(window_panes) - seen):
+        raise LayoutError(PANE_MISSING, f"pane {missing[0]} of window {window} is not in it")
+    if focus not in seen:
+        raise LayoutError(FOCUS, f"the focused pane {focus} is not one of window {window}'s")
+
+
+# -- changes ---------------------------------------------------------------------
+
+
+def split_pane(node: Node, target: int, new: int, direction: Direction, share: float) -> Node:
+    """`target`'s leaf becomes a split: `target` then `new` (right of it, or below),
+    `new` taking `share` of the space (0 < share < 1)."""
+    if not 0 < share < 1:
+        raise LayoutError(RATIOS, f"a new pane's share is between 0 and 1, not {share:g}")
+    if isinstance(node, Leaf):
+        if node.pane != target:
+            return node
+        return Split(direction, (1 - share, share), (node, Leaf(new)))
+    return Split(
+        node.direction,
+        node.ratios,
+        tuple(split_pane(child, target, new, direction, share) for child in node.children),
+    )
+
+
+def without_pane(node: Node, pane: int) -> Node | None:
+    """The tree without `pane`'s leaf (None: it was the last). The space goes to the
+    sibling before it (after it, when it was first), as in tmux; a split left with one
+    child is replaced by that child."""
+    if isinstance(node, Leaf):
+        return None if node.pane == pane else node
+    children: list[Node] = []
+    ratios: list[float] = []
+    freed: tuple[int, float] | None = None  # (where the leaf was, its share)
+    for child, ratio in zip(node.children, node.ratios, strict=True):
+        kept = without_pane(child, pane)
+        if kept is None:
+            freed = (len(children), ratio)
+            continue
+        children.append(kept)
+        ratios.append(ratio)
+    if freed is not None:
+        where, share = freed
+        ratios[max(0, where - 1)] += share
+    if len(children) == 1:
+        return children[0]
+    return Split(node.direction, tuple(ratios), tuple(children))
+
+
+def with_panes_renamed(node: Node, renamed: Mapping[int, int]) -> Node:
+    """The same tree, each pane `p` now `renamed[p]` (a restore's new ids)."""
+    if isinstance(node, Leaf):
+        return Leaf(renamed[node.pane])
+    return Split(
+        node.direction,
+        node.ratios,
+        tuple(with_panes_renamed(child, renamed) for child in node.children),
+    )
