@@ -113,8 +113,8 @@ def _ratio(value: object) -> float:
 def split_node(
     direction: Direction, ratios: tuple[float, ...], children: tuple[Node, ...]
 ) -> Split:
-    """A split, its own rules checked (two children or more, one positive ratio each,
-    summing to 1)."""
+    """A split, its own rules checked (two children or more, one ratio each, above 0
+    and at most 1, summing to 1)."""
     if len(children) < 2:
         raise LayoutError(TWO_CHILDREN, f"a split has {len(children)} children, not two or more")
     if len(ratios) != len(children):
