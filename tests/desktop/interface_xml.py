@@ -12,7 +12,11 @@ HEADER = (
     '<!DOCTYPE node PUBLIC "-//freedesktop//DTD D-BUS Object Introspection 1.0//EN"\n'
     ' "http://www.freedesktop.org/standards/dbus/1.0/introspect.dtd">\n'
 )
-OBJECTS = {"org.mux.Mux1.Manager": "/org/mux/Mux1", "org.mux.Mux1.Pane": "/org/mux/Mux1/pane/1"}
+OBJECTS = {
+    "org.mux.Mux1.Manager": "/org/mux/Mux1",
+    "org.mux.Mux1.Pane": "/org/mux/Mux1/pane/1",
+    "org.mux.Mux1.Window": "/org/mux/Mux1/window/1",
+}
 
 
 def introspected_interfaces() -> dict[str, str]:
