@@ -16,11 +16,18 @@ outer screen (polled with capture-pane every 10 ms). Rounds interleave the
 cases. Service CPU is muxd's (and the tmux server's) user+system time over the
 run, per MB.
 
+With --split, the pane shares its window with a second, idle pane beside it (a
+split of the terminal in two halves side by side): mux shows the window in
+`muxctl attach`'s window view (muxctl composes it), tmux with the same split;
+the pane attached alone through mux is measured beside them. Goal: the mux split
+>= 1.0x the tmux split.
+
 With --busy, a CPU hog (a process spinning in a loop, `nice 0`) runs through the
 whole measurement, as a build or a browser would on the other core of this
 two-core machine; every case runs under the same hog.
 
-Run from the repository root: python3 bench/attach_throughput.py [--mb 30] [--rounds 3] [--busy]
+Run from the repository root:
+python3 bench/attach_throughput.py [--mb 30] [--rounds 3] [--busy] [--split]
 """
 
 from __future__ import annotations
@@ -140,7 +147,12 @@ def measured(outer: Outer, target: str, marker: str, server: int) -> tuple[float
     return seconds, server_cpu, client_cpu
 
 
-def run_mux(outer: Outer, muxd: Muxd, file: Path, marker: str) -> tuple[float, float, float]:
+IDLE = "read x"  # the other pane of a split: it waits, printing nothing
+
+
+def run_mux(
+    outer: Outer, muxd: Muxd, file: Path, marker: str, split: bool = False
+) -> tuple[float, float, float]:
     import asyncio
 
     from dbus_fast import Variant
@@ -155,6 +167,13 @@ def run_mux(outer: Outer, muxd: Muxd, file: Path, marker: str) -> tuple[float, f
             "cols": Variant("q", COLS),
         }
         pane_id, _, _ = await call(bus, "Spawn", "a{sv}", [options])
+        if split:  # the idle pane on the right: the busy one keeps the focus
+            idle = {"argv": Variant("as", ["sh", "-c", IDLE])}
+            await call(bus, "SplitPane", "tsda{sv}", [pane_id, "horizontal", 0.5, idle])
+            (windows,) = await call(bus, "ListWindows")
+            window = next(w["id"].value for w in windows if str(pane_id) in w["layout"].value)
+            focus = {"focused_pane": Variant("t", pane_id)}
+            await call(bus, "SetWindow", "ta{sv}", [window, focus])
         bus.disconnect()
         return int(pane_id)
 
@@ -164,7 +183,9 @@ def run_mux(outer: Outer, muxd: Muxd, file: Path, marker: str) -> tuple[float, f
     return measured(outer, target, marker, muxd.pid)
 
 
-def run_tmux(outer: Outer, inner: Tmux, file: Path, marker: str) -> tuple[float, float, float]:
+def run_tmux(
+    outer: Outer, inner: Tmux, file: Path, marker: str, split: bool = False
+) -> tuple[float, float, float]:
     name = f"inner{marker}"
     inner.run(
         "new-session",
@@ -177,6 +198,8 @@ def run_tmux(outer: Outer, inner: Tmux, file: Path, marker: str) -> tuple[float,
         str(ROWS),
         pane_command(file, marker),
     )
+    if split:  # the idle pane on the right, the busy one (the first) keeps the focus
+        inner.run("split-window", "-h", "-d", "-t", name, IDLE)
     client = " ".join(shlex.quote(a) for a in inner.argv("attach", "-t", name))
     target = outer.open(f"env TMUX_TMPDIR={shlex.quote(inner.env['TMUX_TMPDIR'])} {client}")
     result = measured(outer, target, marker, inner.pid)
@@ -213,6 +236,7 @@ def main() -> int:
     parser.add_argument("--mb", type=float, default=30.0, help="size of the file in MB")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--busy", action="store_true", help="a CPU hog runs beside")
+    parser.add_argument("--split", action="store_true", help="an idle pane beside the busy one")
     args = parser.parse_args()
     hog = (
         subprocess.Popen([REAL_PYTHON, "-c", "while True: pass"], stdin=subprocess.DEVNULL)
@@ -233,17 +257,20 @@ def measure(args: argparse.Namespace) -> int:
     file = root / "text.txt"
     size = make_file(file, args.mb)
     mb = size / 1e6
-    results: dict[str, list[float]] = {"mux": [], "tmux": [], "direct": [], "raw PTY": []}
-    cpu: dict[str, list[float]] = {"mux": [], "tmux": []}
-    client_cpu: dict[str, list[float]] = {"mux": [], "tmux": []}
+    cases = ("mux", "mux split", "tmux split") if args.split else ("mux", "tmux")
+    results: dict[str, list[float]] = {name: [] for name in (*cases, "direct", "raw PTY")}
+    cpu: dict[str, list[float]] = {name: [] for name in cases}
+    client_cpu: dict[str, list[float]] = {name: [] for name in cases}
     with Tmux("outer-bench") as outer_tmux, Tmux("inner-bench") as inner, Muxd() as muxd:
         outer = Outer(outer_tmux)
         for round_no in range(args.rounds):
             marker = f"END{round_no}X{os.getpid()}"
-            for name, outcome in (
-                ("mux", run_mux(outer, muxd, file, marker + "m")),
-                ("tmux", run_tmux(outer, inner, file, marker + "t")),
-            ):
+            for index, name in enumerate(cases):
+                case_marker = f"{marker}c{index}"
+                if name.startswith("mux"):
+                    outcome = run_mux(outer, muxd, file, case_marker, "split" in name)
+                else:
+                    outcome = run_tmux(outer, inner, file, case_marker, "split" in name)
                 results[name].append(outcome[0])
                 cpu[name].append(outcome[1])
                 client_cpu[name].append(outcome[2])
@@ -269,6 +296,11 @@ def measure(args: argparse.Namespace) -> int:
         rows.append([name, f"{rate[name]:.1f}", f"{median(seconds):.2f}", server, client])
     print_table(["path", "MB/s", "seconds", "service CPU/MB", "client CPU/MB"], rows)
     print()
+    if args.split:
+        split_ratio = rate["mux split"] / rate["tmux split"]
+        print(f"mux split / tmux split: {split_ratio:.2f}x  (goal >= 1.0)")
+        print(f"mux split / mux alone:  {rate['mux split'] / rate['mux']:.2f}x")
+        return 0
     goal = "goal >= 1.0 with the hog" if args.busy else "goal >= 1.5"
     print(f"mux / tmux:    {rate['mux'] / rate['tmux']:.2f}x  ({goal})")
     print(f"mux / direct:  {rate['mux'] / rate['direct']:.2f}x  (this terminal's own limit)")

@@ -39,6 +39,7 @@ from mux.protocol.attach_conversation import (
 )
 from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS
 from muxctl.errors import EXIT_FAILURE, EXIT_PRECONDITION, EXIT_USAGE, CtlError
+from muxctl.prefix_keys import DetachNow, PrefixKeys, Typed
 from muxctl.rawterm import RawTerminal, window_size
 
 RECV_SIZE = 256 * 1024
@@ -48,6 +49,7 @@ DETACH_TIMEOUT_SECONDS = 2.0
 FLUSH_TIMEOUT_SECONDS = 2.0  # for the last output, once the attach has ended
 RECONNECT_TIMEOUT_SECONDS = 15.0
 DEFAULT_DETACH_KEY = "^\\"
+DEFAULT_PREFIX_KEY = "^b"  # as tmux's
 
 # ERROR codes (docs/attach-protocol.md#errors) as exit statuses (docs/muxctl.md#exit-statuses).
 # Only a refusal while attached leaves an attach going; any other code (an
@@ -58,8 +60,8 @@ _FORGETTABLE = frozenset({proto.FrameType.INPUT, proto.FrameType.RESIZE})
 _WATCHED_SIGNALS = (signal.SIGWINCH, signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 
-def parse_detach_key(text: str) -> bytes | None:
-    """`^\\`, `^]`, `C-a`, `ctrl-b` or one character; `none` turns detaching by key off."""
+def parse_detach_key(text: str, what: str = "the detach key") -> bytes | None:
+    """`^\\`, `^]`, `C-a`, `ctrl-b` or one character; `none` turns the key off."""
     if text.lower() == "none":
         return None
     lowered = text.lower()
@@ -75,7 +77,7 @@ def parse_detach_key(text: str) -> bytes | None:
         if len(text) == 1 and text.isascii():
             return text.encode()
     raise CtlError(
-        f"cannot use {text!r} as the detach key; give ^X (a control key), one character, or none",
+        f"cannot use {text!r} as {what}; give ^X (a control key), one character, or none",
         EXIT_USAGE,
     )
 
@@ -87,13 +89,16 @@ class Outcome:
     message: str
     exit_status: int = 0
     to_stderr: bool = False
+    # A window command typed behind the prefix key, for the caller once detached
+    # (muxctl.prefix_keys: "split-horizontal", "split-vertical", "close").
+    window_command: str | None = None
 
 
-class _Gone(Exception):
+class Gone(Exception):
     """The connection ended without a word from the service."""
 
 
-class _Outgoing:
+class Outgoing:
     """Frames for the service, written as the socket takes them."""
 
     def __init__(self) -> None:
@@ -121,7 +126,7 @@ class _Outgoing:
             except BlockingIOError:
                 return
             except OSError:
-                raise _Gone from None
+                raise Gone from None
             self._offset += sent
             self.size -= sent
             if self._offset < len(first):
@@ -135,18 +140,19 @@ class AttachClient:
         self,
         socket_path: Path,
         pane_id: int,
-        detach_key: bytes | None,
+        keys: PrefixKeys,
         input_fd: int = 0,
         output_fd: int = 1,
     ) -> None:
         self._path = socket_path
         self._pane = pane_id  # 0 until ATTACHED names it: the most recently used pane
-        self._detach_key = detach_key
+        self._keys = keys
+        self._window_command: str | None = None
         self._in = input_fd
         self._out = output_fd
         self._sock: socket.socket | None = None
         self._conversation = ClientConversation()
-        self._to_service = _Outgoing()
+        self._to_service = Outgoing()
         self._to_terminal = bytearray()
         self._keys_open = True
         self._detaching_since: float | None = None
@@ -165,7 +171,7 @@ class AttachClient:
             opened.setblocking(False)
             self._sock = opened
             self._conversation = ClientConversation(opened_attached=True)
-            self._to_service = _Outgoing()
+            self._to_service = Outgoing()
             self._say(self._resize_frame())
             return
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -180,7 +186,7 @@ class AttachClient:
         sock.setblocking(False)
         self._sock = sock
         self._conversation = ClientConversation()
-        self._to_service = _Outgoing()
+        self._to_service = Outgoing()
         hello = proto.Hello(terminal_fd=self._out if os.isatty(self._out) else None)
         # Pipelined: the size first, so the first repaint is already at this size.
         for frame in (hello, self._resize_frame(), proto.Attach(self._pane)):
@@ -225,7 +231,7 @@ class AttachClient:
         while True:
             try:
                 return self._serve_connection(wake_fd)
-            except _Gone:
+            except Gone:
                 if self._detaching_since is not None:
                     return self._detached()
                 until = self._reconnect_until
@@ -323,14 +329,16 @@ class AttachClient:
         if not data:  # the terminal is gone
             self._keys_open = False
             return self._start_detach()
-        key = self._detach_key
-        cut = data.find(key) if key is not None else -1
-        if cut < 0:
-            self._say(proto.Input(data))
-            return None
-        if cut:
-            self._say(proto.Input(data[:cut]))
-        return self._start_detach()
+        for event in self._keys.feed(data):
+            if isinstance(event, Typed):
+                self._say(proto.Input(event.data))
+            elif isinstance(event, DetachNow) or event.name == "detach":
+                return self._start_detach()
+            elif event.name in ("split-horizontal", "split-vertical", "close"):
+                # Done once detached, by the caller, which then shows the window.
+                self._window_command = event.name
+                return self._start_detach()
+        return None
 
     def _start_detach(self) -> Outcome | None:
         if self._detaching_since is None:
@@ -354,7 +362,7 @@ class AttachClient:
                 self._to_service.drop_unsent()
                 self._say(proto.Detach())
                 if self._sock is not None:
-                    with contextlib.suppress(_Gone):
+                    with contextlib.suppress(Gone):
                         self._to_service.write_to(self._sock)  # best effort, never waits
                 if signum == signal.SIGHUP:
                     self._to_terminal.clear()  # the terminal is gone
@@ -370,7 +378,7 @@ class AttachClient:
         except ConnectionResetError:
             data = b""
         if not data:
-            raise _Gone
+            raise Gone
         self._conversation.receive_data(data)
         try:
             while (frame := self._conversation.next_event()) is not None:
@@ -412,6 +420,8 @@ class AttachClient:
         return Outcome(f"muxctl: {error.message}", status, to_stderr=True)
 
     def _detached(self) -> Outcome:
+        if self._window_command is not None:
+            return Outcome("", window_command=self._window_command)
         return Outcome(
             f"[detached from pane {self._pane}; reattach with: muxctl attach {self._pane}]"
         )

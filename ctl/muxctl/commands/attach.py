@@ -12,7 +12,11 @@ from muxctl.completing import PANE_IDS, complete_with
 from muxctl.errors import EXIT_USAGE, CtlError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from muxctl.attaching import Outcome
     from muxctl.client import MuxClient
+    from muxctl.prefix_keys import PrefixKeys
 
 
 def add_detach_key(parser: argparse.ArgumentParser) -> None:
@@ -22,6 +26,13 @@ def add_detach_key(parser: argparse.ArgumentParser) -> None:
         default=os.environ.get("MUXCTL_DETACH_KEY", "^\\"),
         help="the key that detaches: ^X, one character, or none "
         "(default: $MUXCTL_DETACH_KEY, else ^\\)",
+    )
+    parser.add_argument(
+        "--prefix-key",
+        metavar="KEY",
+        default=os.environ.get("MUXCTL_PREFIX_KEY", "^b"),
+        help="the key before a window command (split, focus, zoom...): ^X, one character, "
+        "or none (default: $MUXCTL_PREFIX_KEY, else ^b, as tmux's)",
     )
 
 
@@ -37,24 +48,74 @@ def check_terminal(args: argparse.Namespace) -> None:
     from muxctl.attaching import parse_detach_key
 
     args.detach_bytes = parse_detach_key(args.detach_key)
+    args.prefix_bytes = parse_detach_key(args.prefix_key, "the prefix key")
+    if args.prefix_bytes is not None and args.prefix_bytes == args.detach_bytes:
+        raise CtlError("the prefix key and the detach key must differ", EXIT_USAGE)
     if not (os.isatty(0) and os.isatty(1)):
         raise CtlError(
             f"muxctl {args.verb} needs a terminal: its input and output must be one", EXIT_USAGE
         )
 
 
-def attach(pane: int, args: argparse.Namespace, opened: socket.socket | None = None) -> int:
+def attach(
+    pane: int,
+    args: argparse.Namespace,
+    opened: socket.socket | None = None,
+    bus: "MuxClient | None" = None,
+) -> int:
     """Attach this terminal to `pane` (0: the last used), or run it on `opened`, a
-    connection OpenAttach made (a host's pane); returns muxctl's exit status."""
+    connection OpenAttach made (a host's pane); returns muxctl's exit status.
+
+    A pane alone in its window is shown alone, its terminal handed over to muxd
+    (the fastest way); a window of several panes, or the last used pane's, in the
+    window view (docs/windows.md#the-window-view), which a split typed behind the
+    prefix key also opens. `bus`: the D-Bus client for window commands (None: a
+    host's pane, shown alone)."""
     from mux.system.paths import resolve_paths
     from muxctl.attaching import AttachClient
+    from muxctl.prefix_keys import PrefixKeys
 
-    client = AttachClient(resolve_paths().attach_socket, pane, args.detach_bytes)
-    client.connect(opened)
-    outcome = client.run()
+    keys = PrefixKeys(args.prefix_bytes if bus is not None else None, args.detach_bytes)
+    socket_path = resolve_paths().attach_socket
+    if bus is not None and (pane == 0 or _window_size(bus, pane) > 1):
+        outcome = _view(bus, socket_path, pane, keys)
+    else:
+        client = AttachClient(socket_path, pane, keys)
+        client.connect(opened)
+        outcome = client.run()
+        if outcome.window_command is not None and bus is not None:
+            _window_command(bus, pane, outcome.window_command)
+            outcome = _view(bus, socket_path, pane, keys)
     # On a line of its own, below whatever the pane left on the screen.
     print("\n" + outcome.message, file=sys.stderr if outcome.to_stderr else sys.stdout)
     return outcome.exit_status
+
+
+def _window_size(bus: "MuxClient", pane: int) -> int:
+    """How many panes the window of `pane` has (0: no such pane: the attach says so)."""
+    import json
+
+    from mux.protocol.layout import from_data, panes_of
+
+    (windows,) = bus.call("ListWindows")
+    for window in windows:
+        panes = list(panes_of(from_data(json.loads(window["layout"].value))))
+        if pane in panes:
+            return len(panes)
+    return 0
+
+
+def _window_command(bus: "MuxClient", pane: int, command: str) -> None:
+    if command == "close":
+        bus.call("Kill", body=[pane])
+    else:
+        bus.call("SplitPane", body=[pane, command.removeprefix("split-"), 0.5, {}])
+
+
+def _view(bus: "MuxClient", socket_path: "Path", pane: int, keys: "PrefixKeys") -> "Outcome":
+    from muxctl.window_view import WindowView
+
+    return WindowView(bus, socket_path, pane, keys).run()
 
 
 def open_attached(client: "MuxClient", pane: int) -> socket.socket:
@@ -67,9 +128,11 @@ def open_attached(client: "MuxClient", pane: int) -> socket.socket:
 def run(args: argparse.Namespace, client: "MuxClient") -> int:
     # The D-Bus connection made sure mux runs (starting it if need be); the
     # terminal's traffic goes over the attach socket.
-    opened = open_attached(client, args.id) if args.host is not None else None
-    client.close()
-    return attach(args.id, args, opened)
+    if args.host is not None:
+        opened = open_attached(client, args.id)
+        client.close()
+        return attach(args.id, args, opened)
+    return attach(args.id, args, bus=client)
 
 
 COMMAND = ServiceCommand(

@@ -28,9 +28,11 @@ def check(args: argparse.Namespace) -> None:
 
 def run(args: argparse.Namespace, client: "MuxClient") -> int:
     pane_id, _instance, _path = client.call("Spawn", body=[args.options])
-    opened = attach.open_attached(client, pane_id) if args.host is not None else None
-    client.close()
-    return attach.attach(pane_id, args, opened)
+    if args.host is not None:
+        opened = attach.open_attached(client, pane_id)
+        client.close()
+        return attach.attach(pane_id, args, opened)
+    return attach.attach(pane_id, args, bus=client)
 
 
 COMMAND = ServiceCommand(

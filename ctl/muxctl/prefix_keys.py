@@ -1,0 +1,106 @@
+"""The window view's keys: typed keys for the focused pane, the detach key, and window
+commands behind a prefix key, as tmux's (docs/windows.md#the-window-view).
+
+Pure: bytes in, events out. After the prefix key, one key is a command: an arrow
+moves the focus, `%` splits side by side, `"` one above the other, `x` closes the
+focused pane, `z` zooms it (and back), `d` detaches; the prefix key again types it;
+any other key is ignored, as tmux ignores a key it has no binding for.
+"""
+
+from dataclasses import dataclass
+
+ARROWS = {b"A": "up", b"B": "down", b"C": "right", b"D": "left"}
+COMMAND_KEYS = {
+    b"%": "split-horizontal",
+    b'"': "split-vertical",
+    b"x": "close",
+    b"z": "zoom",
+    b"d": "detach",
+}
+
+
+@dataclass(frozen=True)
+class Typed:
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Command:
+    name: str  # "up", "down", "left", "right", or one of COMMAND_KEYS' values
+
+
+@dataclass(frozen=True)
+class DetachNow:
+    """The detach key: detach at once."""
+
+
+KeyEvent = Typed | Command | DetachNow
+
+
+class PrefixKeys:
+    def __init__(self, prefix: bytes | None, detach: bytes | None) -> None:
+        self._prefix = prefix
+        self._detach = detach
+        self._after_prefix: bytes | None = None  # the bytes of a command not yet whole
+
+    def feed(self, data: bytes) -> list[KeyEvent]:
+        events: list[KeyEvent] = []
+        while data:
+            if self._after_prefix is not None:
+                data = self._command(self._after_prefix + data, events)
+                continue
+            cut, key = self._first_special(data)
+            if cut > 0:
+                events.append(Typed(data[:cut]))
+            if key is None:
+                break
+            data = data[cut + len(key) :]
+            if key == self._detach:
+                events.append(DetachNow())
+                break
+            self._after_prefix = b""
+        return events
+
+    def _first_special(self, data: bytes) -> tuple[int, bytes | None]:
+        """Where the first detach or prefix key is, and which (len(data), None: none)."""
+        found: tuple[int, bytes | None] = (len(data), None)
+        for key in (self._detach, self._prefix):
+            if key is not None and 0 <= (at := data.find(key)) < found[0]:
+                found = (at, key)
+        return found
+
+    def _command(self, pending: bytes, events: list[KeyEvent]) -> bytes:
+        """The key after the prefix; returns what follows it (b"" while incomplete)."""
+        if pending.startswith(b"\x1b"):
+            end = _sequence_end(pending)
+            if end is None:  # the rest of the key is in the next read
+                self._after_prefix = pending
+                return b""
+            self._after_prefix = None
+            if pending[1:2] in (b"[", b"O") and end == 3 and pending[2:3] in ARROWS:
+                events.append(Command(ARROWS[pending[2:3]]))
+            return pending[end:]  # (another key's sequence has no binding: ignored)
+        self._after_prefix = None
+        if self._prefix is not None and pending.startswith(self._prefix):
+            events.append(Typed(self._prefix))
+            return pending[len(self._prefix) :]
+        name = COMMAND_KEYS.get(pending[:1])
+        if name is not None:
+            events.append(Command(name))
+        return pending[1:]
+
+
+def _sequence_end(data: bytes) -> int | None:
+    """Where the key's escape sequence at the start of `data` ends (None: not yet):
+    ESC then `[` and a CSI sequence (parameters, then a final byte), ESC `O` and one
+    byte, or ESC and one byte (Alt and a key)."""
+    if len(data) < 2:
+        return None
+    if data[1:2] == b"O":
+        return 3 if len(data) >= 3 else None
+    if data[1:2] != b"[":
+        return 2
+    for at in range(2, len(data)):
+        if 0x40 <= data[at] <= 0x7E:
+            return at + 1
+    return None

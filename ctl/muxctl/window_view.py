@@ -1,0 +1,290 @@
+"""`muxctl attach` showing a whole window: every pane in its region, borders between
+them, keys to the focused pane, window commands behind a prefix key
+(docs/windows.md#the-window-view).
+
+One attach connection per pane of the window (muxctl.pane_link), each pane's
+output fed to an emulator of this client's and drawn into its region
+(muxctl.window_screen): the client composes, so each client pays for its own
+rendering and muxd only relays, as for one pane. The window itself — its layout,
+its focus — is muxd's, over D-Bus: a command changes it there (SplitPane,
+SetWindow, Kill) and the view follows what ListWindows says, after each command
+and every REFRESH_SECONDS (a split made by another client shows within that).
+Zooming is this view's own: the zoomed pane fills the terminal until zoomed back.
+Each pane is sized to its region, so its program draws for the space it has.
+"""
+
+import json
+import os
+import select
+import signal
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from mux.protocol import attach as proto
+from mux.protocol.layout import Leaf, Node, from_data, panes_of
+from mux.protocol.regions import Regions, neighbour, place
+from muxctl.attaching import Outcome
+from muxctl.errors import EXIT_FAILURE, CtlError, RemoteError
+from muxctl.pane_link import PaneAttached, PaneEnded, PaneLink, PaneOutput
+from muxctl.prefix_keys import Command, DetachNow, PrefixKeys, Typed
+from muxctl.rawterm import RawTerminal, window_size
+from muxctl.terminal_out import TerminalOut
+from muxctl.window_screen import WindowScreen
+
+if TYPE_CHECKING:
+    from muxctl.client import MuxClient
+
+Way = Literal["left", "right", "up", "down"]
+REFRESH_SECONDS = 1.0
+DETACH_TIMEOUT_SECONDS = 2.0
+TERMINAL_BACKLOG_BYTES = 1 << 20
+DIRECTIONS: dict[str, Way] = {"up": "up", "down": "down", "left": "left", "right": "right"}
+_WATCHED_SIGNALS = (signal.SIGWINCH, signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+
+
+class _WindowGone(Exception):
+    """The window's last pane closed."""
+
+
+class WindowView:
+    def __init__(
+        self,
+        client: "MuxClient",
+        socket_path: Path,
+        pane: int,
+        keys: PrefixKeys,
+        *,
+        input_fd: int = 0,
+        output_fd: int = 1,
+    ) -> None:
+        self._client = client
+        self._path = socket_path
+        self._asked = pane  # 0: the last used pane, named by the service when attached
+        self._keys = keys
+        self._in, self._out = input_fd, output_fd
+        self._size = window_size(output_fd)
+        self._screen = WindowScreen(*self._size)
+        self._links: dict[int, PaneLink] = {}
+        self._window = 0
+        self._layout: Node | None = None
+        self._focus = pane
+        self._zoomed: int | None = None
+        self._regions: Regions | None = None
+        self._terminal = TerminalOut(output_fd)
+        self._detaching_since: float | None = None
+
+    # -- the window, as muxd has it -----------------------------------------------------
+
+    def _load(self) -> None:
+        """The window of the pane shown (ListWindows), and the links and regions for it."""
+        (entries,) = self._client.call("ListWindows")
+        for entry in entries:
+            plain: dict[str, Any] = {key: value.value for key, value in entry.items()}
+            layout = from_data(json.loads(plain["layout"]))
+            panes = list(panes_of(layout))
+            if (self._window and plain["id"] == self._window) or (
+                not self._window and self._focus in panes
+            ):
+                self._window, self._layout = int(plain["id"]), layout
+                self._focus = int(plain["focused_pane"])
+                break
+        else:
+            raise _WindowGone
+        if self._zoomed is not None and self._zoomed not in panes:
+            self._zoomed = None
+        self._arrange()
+
+    def _arrange(self) -> None:
+        """Regions for the terminal's size; links opened, closed and resized to match."""
+        assert self._layout is not None
+        shown: Node = Leaf(self._zoomed) if self._zoomed is not None else self._layout
+        self._regions = place(shown, *self._size)
+        for pane in list(self._links):
+            if pane not in self._regions.panes:
+                self._links.pop(pane).close()
+        for pane, rect in self._regions.panes.items():
+            size = (max(1, rect.rows), max(1, rect.cols))
+            link = self._links.get(pane)
+            if link is None:
+                link = self._links[pane] = PaneLink(self._path, pane, size)
+                link.connect()
+            else:
+                link.resize(*size)
+        self._screen.set_layout(self._regions, self._focus, self._size)
+
+    # -- the loop -----------------------------------------------------------------------
+
+    def run(self) -> Outcome:
+        wake_read, wake_write = os.pipe()
+        os.set_blocking(wake_read, False)
+        os.set_blocking(wake_write, False)
+        previous_handlers = {s: signal.signal(s, lambda *_: None) for s in _WATCHED_SIGNALS}
+        previous_wakeup = signal.set_wakeup_fd(wake_write)
+        try:
+            with RawTerminal(self._in, self._out):
+                outcome = self._serve(wake_read)
+                # Whatever the last pane drawn left set, and the next line below it all.
+                self._terminal.add(f"\x1b[0m\x1b[?25h\x1b[{self._size[0]};1H".encode())
+                self._terminal.flush(DETACH_TIMEOUT_SECONDS)
+        finally:
+            signal.set_wakeup_fd(previous_wakeup)
+            for signum, handler in previous_handlers.items():
+                signal.signal(signum, handler)
+            os.close(wake_read)
+            os.close(wake_write)
+            for link in self._links.values():
+                link.close()
+        return outcome
+
+    def _serve(self, wake_fd: int) -> Outcome:
+        if self._asked:
+            self._load()
+        else:  # the service names the pane: one link first, the window once it has
+            link = self._links[0] = PaneLink(self._path, 0, self._size)
+            link.connect()
+        self._terminal.add(self._screen.full())
+        next_refresh = time.monotonic() + REFRESH_SECONDS
+        while True:
+            links = {link.fileno(): link for link in self._links.values() if not link.ended}
+            # The panes are not read while the terminal has not taken what it has.
+            taking = len(self._terminal.pending) < TERMINAL_BACKLOG_BYTES
+            readable = [wake_fd, *links] if taking else [wake_fd]
+            if self._detaching_since is None:
+                readable.append(self._in)
+            writable = [fd for fd, link in links.items() if link.outgoing.size]
+            if self._terminal.pending:
+                writable.append(self._out)
+            now = time.monotonic()
+            deadline = next_refresh
+            if self._detaching_since is not None:
+                deadline = self._detaching_since + DETACH_TIMEOUT_SECONDS
+                if now >= deadline or not links:
+                    return self._detached()
+            ready, ready_to_write, _ = select.select(readable, writable, [], max(0, deadline - now))
+            for fd in ready_to_write:
+                if fd == self._out:
+                    self._terminal.write()
+                else:
+                    links[fd].write()
+            try:
+                for fd in ready:
+                    outcome = self._ready(fd, wake_fd, links)
+                    if outcome is not None:
+                        return outcome
+                if time.monotonic() >= next_refresh and self._detaching_since is None:
+                    next_refresh = time.monotonic() + REFRESH_SECONDS
+                    self._refresh()
+            except _WindowGone:
+                return Outcome(f"[window {self._window} ended: its last pane closed]")
+            self._terminal.add(self._screen.render())
+            self._terminal.write()
+
+    def _ready(self, fd: int, wake_fd: int, links: dict[int, PaneLink]) -> Outcome | None:
+        if fd == wake_fd:
+            return self._on_signals(wake_fd)
+        if fd == self._in:
+            return self._from_keyboard()
+        link = links[fd]
+        for event in link.receive():
+            if isinstance(event, PaneOutput):
+                if event.repaint:
+                    self._screen.reset(link.pane)
+                self._screen.feed(link.pane, event.data)
+            elif isinstance(event, PaneAttached) and self._window == 0:
+                self._links[event.pane] = self._links.pop(0)
+                self._focus = event.pane
+                self._load()
+            elif (
+                isinstance(event, PaneEnded)
+                and event.why == "mux went away"
+                and self._detaching_since is None
+            ):
+                return Outcome("mux went away (it stopped or crashed)", EXIT_FAILURE, True)
+        return None
+
+    def _refresh(self) -> None:
+        if self._window:
+            self._load()
+
+    # -- keys and commands --------------------------------------------------------------
+
+    def _from_keyboard(self) -> Outcome | None:
+        try:
+            data = os.read(self._in, 65536)
+        except (BlockingIOError, InterruptedError):
+            return None
+        except OSError:
+            data = b""
+        if not data:
+            return self._start_detach()
+        for event in self._keys.feed(data):
+            if isinstance(event, Typed):
+                focused = self._links.get(self._zoomed or self._focus)
+                if focused is not None:
+                    focused.say(proto.Input(event.data))
+            elif isinstance(event, DetachNow) or event.name == "detach":
+                return self._start_detach()
+            else:
+                self._command(event)
+        return None
+
+    def _command(self, command: Command) -> None:
+        """A window command: done by muxd (the view follows), or zoom, this view's own.
+        A refusal is shown as the bell: the view goes on."""
+        focus = self._focus
+        try:
+            if command.name in DIRECTIONS and self._regions is not None:
+                way = DIRECTIONS[command.name]
+                if self._zoomed is None and (to := neighbour(self._regions, focus, way)):
+                    self._set_focus(to)
+            elif command.name.startswith("split-"):
+                direction = command.name.removeprefix("split-")
+                self._client.call("SplitPane", body=[focus, direction, 0.5, {}])
+                self._zoomed = None
+            elif command.name == "close":
+                self._client.call("Kill", body=[focus])
+            elif command.name == "zoom":
+                self._zoomed = None if self._zoomed is not None else focus
+        except (RemoteError, CtlError):
+            self._terminal.add(b"\a")
+        self._load()
+
+    def _set_focus(self, pane: int) -> None:
+        from muxctl.wire import Variant
+
+        self._client.call("SetWindow", body=[self._window, {"focused_pane": Variant("t", pane)}])
+
+    # -- signals, detaching, the terminal -----------------------------------------------
+
+    def _on_signals(self, wake_fd: int) -> Outcome | None:
+        try:
+            signals = os.read(wake_fd, 64)
+        except BlockingIOError:
+            return None
+        for signum in signals:
+            if signum == signal.SIGWINCH:
+                self._size = window_size(self._out)
+                self._screen = WindowScreen(*self._size)
+                self._arrange()
+                self._terminal.add(self._screen.full())
+            elif signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+                for link in self._links.values():
+                    link.detach()
+                if signum == signal.SIGHUP:
+                    self._terminal.pending.clear()
+                name = signal.Signals(signum).name
+                return Outcome(f"[{name}: detached from window {self._window}]", 128 + signum)
+        return None
+
+    def _start_detach(self) -> Outcome | None:
+        if self._detaching_since is None:
+            self._detaching_since = time.monotonic()
+            for link in self._links.values():
+                link.detach()
+        return None
+
+    def _detached(self) -> Outcome:
+        return Outcome(
+            f"[detached from window {self._window}; reattach with: muxctl attach {self._focus}]"
+        )

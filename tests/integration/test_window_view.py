@@ -1,0 +1,153 @@
+"""`muxctl attach` showing a whole window in a real terminal (docs/windows.md#the-window-view):
+a tmux window plays the user's terminal; keys go in with send-keys, the screen comes
+back with capture-pane; every pane is a real bash on a real PTY in a real muxd."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from dbus_fast import Variant
+
+from tests.harness import Service, wait_for
+from tests.outer_tmux import OuterTmux
+
+BASH = ["bash", "--norc", "--noprofile", "-i"]
+
+
+@pytest.fixture
+def outer(service: Service, tmp_root: Path) -> Iterator[OuterTmux]:
+    terminal = OuterTmux(tmp_root, service)
+    yield terminal
+    terminal.kill()
+
+
+def shell(service: Service, prompt: str) -> dict[str, Variant]:
+    return {"argv": Variant("as", BASH), "env": Variant("a{ss}", {"PS1": f"{prompt}$ "})}
+
+
+def side_by_side(service: Service) -> tuple[int, int, int]:
+    """A window of two bash panes side by side: (window, left, right)."""
+    left = service.spawn(BASH, env={"PS1": "left$ "})
+    window = int(service.panes()[left]["window"])
+    right, _, _ = service.call(
+        "SplitPane", "tsda{sv}", [left, "horizontal", 0.5, shell(service, "right")]
+    )
+    service.wait_screen(left, "left$")
+    service.wait_screen(int(right), "right$")
+    return window, left, int(right)
+
+
+def layout(service: Service, window: int) -> dict[str, object]:
+    (entries,) = service.call("ListWindows")
+    for entry in entries:
+        if entry["id"].value == window:
+            return {
+                "layout": json.loads(entry["layout"].value),
+                "focus": entry["focused_pane"].value,
+            }
+    return {}
+
+
+def rows_of(text: str) -> list[str]:
+    return text.split("\n")
+
+
+def test_two_panes_side_by_side_each_in_its_region_with_a_border(
+    service: Service, outer: OuterTmux
+) -> None:
+    window, left, right = side_by_side(service)
+    view = outer.open(outer.muxctl_line("attach", str(left)), rows=24, cols=81)
+    shown = outer.wait_shown(view, "right$")
+    assert "left$" in shown
+    # 81 columns: 40 for each pane and the border between them.
+    wait_for(
+        lambda: (
+            [(service.panes()[p]["rows"], service.panes()[p]["cols"]) for p in (left, right)]
+            == [(24, 40), (24, 40)]
+        ),
+        what="each pane sized to its region",
+    )
+    row = next(line for line in rows_of(outer.capture(view)) if "right$" in line)
+    assert row.index("right$") >= 41, "the right pane's text is right of the border"
+    assert "│" in row[39:42]
+    # Typing goes to the focused pane (the new one, right).
+    outer.type_line(view, "echo typed-$((6*7))")
+    service.wait_screen(right, "typed-42")
+    assert "typed-42" not in service.screen_text(left)
+    # prefix + left arrow: the focus moves left; typing follows it.
+    outer.send_keys(view, "C-b", "Left")
+    wait_for(lambda: layout(service, window)["focus"] == left, what="the focus on the left pane")
+    outer.type_line(view, "echo there-$((6*7))")
+    service.wait_screen(left, "there-42")
+    outer.wait_shown(view, "there-42")
+    outer.send_keys(view, "C-b", "d")
+    shown = outer.wait_shown(view, "[detached from window")
+    assert service.panes()[left]["state"] == "running"
+
+
+def test_prefix_splits_zooms_and_the_panes_follow_the_terminal_size(
+    service: Service, outer: OuterTmux
+) -> None:
+    window, left, right = side_by_side(service)
+    view = outer.open(outer.muxctl_line("attach", str(right)), rows=24, cols=81)
+    outer.wait_shown(view, "left$")
+    outer.send_keys(view, "C-b", '"')  # split the focused (right) pane: a new one below it
+    wait_for(lambda: len(service.panes()) == 3, what="a third pane")
+    (below,) = set(service.panes()) - {left, right}
+    assert layout(service, window)["layout"] == {
+        "split": "horizontal",
+        "ratios": [0.5, 0.5],
+        "children": [
+            {"pane": left},
+            {
+                "split": "vertical",
+                "ratios": [0.5, 0.5],
+                "children": [{"pane": right}, {"pane": below}],
+            },
+        ],
+    }
+    wait_for(
+        lambda: (service.panes()[below]["rows"], service.panes()[below]["cols"]) == (11, 40),
+        what="the new pane sized to its region (24 rows: 12 + border + 11)",
+    )
+    # Zoom: the focused pane fills the terminal, and back.
+    outer.send_keys(view, "C-b", "z")
+    wait_for(
+        lambda: (service.panes()[below]["rows"], service.panes()[below]["cols"]) == (24, 81),
+        what="the zoomed pane at the terminal's size",
+    )
+    outer.send_keys(view, "C-b", "z")
+    wait_for(lambda: service.panes()[below]["cols"] == 40, what="back in its region")
+    # The outer terminal resized: every pane follows its region.
+    outer.resize(view, 30, 101)
+    wait_for(
+        lambda: (
+            [service.panes()[p]["cols"] for p in (left, right, below)] == [50, 50, 50]
+            and service.panes()[left]["rows"] == 30
+        ),
+        what="the panes following the terminal's new size",
+    )
+    # prefix + x closes the focused pane; the tree collapses.
+    outer.send_keys(view, "C-b", "x")
+    wait_for(lambda: below not in service.panes(), what="the focused pane closed")
+    assert layout(service, window)["layout"]["children"] == [{"pane": left}, {"pane": right}]  # type: ignore[index]
+    outer.send_keys(view, "C-\\")
+    outer.wait_shown(view, "[detached from window")
+
+
+def test_a_split_typed_in_a_lone_pane_opens_the_window_view(
+    service: Service, outer: OuterTmux
+) -> None:
+    pane = service.spawn(BASH, env={"PS1": "alone$ "})
+    service.wait_screen(pane, "alone$")
+    view = outer.open(outer.muxctl_line("attach", str(pane)), rows=24, cols=80)
+    outer.wait_shown(view, "alone$")
+    outer.send_keys(view, "C-b", "%")
+    wait_for(lambda: len(service.panes()) == 2, what="a second pane")
+    wait_for(lambda: service.panes()[pane]["cols"] < 80, what="the first pane in its region")
+    outer.wait_shown(view, "│")
+    outer.send_keys(view, "C-b", "d")
+    outer.wait_shown(view, "[detached from window")

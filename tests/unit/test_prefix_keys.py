@@ -1,0 +1,61 @@
+"""The window view's keys (muxctl.prefix_keys): typed keys, the detach key, commands
+behind the prefix key, however the bytes are split across reads."""
+
+import pytest
+
+from muxctl.prefix_keys import Command, DetachNow, KeyEvent, PrefixKeys, Typed
+
+PREFIX, DETACH = b"\x02", b"\x1c"
+
+
+def keys() -> PrefixKeys:
+    return PrefixKeys(PREFIX, DETACH)
+
+
+def test_keys_without_the_prefix_are_typed_as_they_come() -> None:
+    assert keys().feed(b"ls -l\r") == [Typed(b"ls -l\r")]
+
+
+@pytest.mark.parametrize(
+    ("after", "command"),
+    [
+        (b"%", "split-horizontal"),
+        (b'"', "split-vertical"),
+        (b"x", "close"),
+        (b"z", "zoom"),
+        (b"d", "detach"),
+        (b"\x1b[A", "up"),
+        (b"\x1b[B", "down"),
+        (b"\x1b[C", "right"),
+        (b"\x1bOD", "left"),
+    ],
+)
+def test_a_key_after_the_prefix_is_a_command(after: bytes, command: str) -> None:
+    assert keys().feed(b"ab" + PREFIX + after + b"cd") == [
+        Typed(b"ab"),
+        Command(command),
+        Typed(b"cd"),
+    ]
+
+
+def test_a_command_split_across_reads_is_still_one_command() -> None:
+    parser = keys()
+    events: list[KeyEvent] = []
+    for byte in PREFIX + b"\x1b[D" + b"q":
+        events += parser.feed(bytes([byte]))
+    assert events == [Command("left"), Typed(b"q")]
+
+
+def test_the_prefix_twice_types_it_and_an_unbound_key_is_ignored() -> None:
+    assert keys().feed(PREFIX + PREFIX + PREFIX + b"q" + PREFIX + b"\x1b[5~" + b"k") == [
+        Typed(PREFIX),
+        Typed(b"k"),
+    ], "q and PageUp (its whole sequence) have no binding"
+
+
+def test_the_detach_key_detaches_at_once_and_nothing_after_it_is_typed() -> None:
+    assert keys().feed(b"abc" + DETACH + b"def") == [Typed(b"abc"), DetachNow()]
+
+
+def test_no_prefix_key_types_every_key() -> None:
+    assert PrefixKeys(None, DETACH).feed(PREFIX + b"%") == [Typed(PREFIX + b"%")]
