@@ -71,6 +71,10 @@ class PrefixKeys:
 
     def _command(self, pending: bytes, events: list[KeyEvent]) -> bytes:
         """The key after the prefix; returns what follows it (b"" while incomplete)."""
+        if self._detach is not None and pending.startswith(self._detach):
+            self._after_prefix = None
+            events.append(DetachNow())  # at once, as always
+            return b""
         if pending.startswith(b"\x1b"):
             end = _sequence_end(pending)
             if end is None:  # the rest of the key is in the next read
@@ -93,13 +97,13 @@ class PrefixKeys:
 def _sequence_end(data: bytes) -> int | None:
     """Where the key's escape sequence at the start of `data` ends (None: not yet):
     ESC then `[` and a CSI sequence (parameters, then a final byte), ESC `O` and one
-    byte, or ESC and one byte (Alt and a key)."""
+    byte; any other byte after ESC is a key of its own."""
     if len(data) < 2:
         return None
     if data[1:2] == b"O":
         return 3 if len(data) >= 3 else None
     if data[1:2] != b"[":
-        return 2
+        return 1  # a lone escape (or Alt and a key): only the escape is taken
     for at in range(2, len(data)):
         if 0x40 <= data[at] <= 0x7E:
             return at + 1

@@ -123,10 +123,12 @@ class WindowView:
         previous_wakeup = signal.set_wakeup_fd(wake_write)
         try:
             with RawTerminal(self._in, self._out):
-                outcome = self._serve(wake_read)
-                # Whatever the last pane drawn left set, and the next line below it all.
-                self._terminal.add(f"\x1b[0m\x1b[?25h\x1b[{self._size[0]};1H".encode())
-                self._terminal.flush(DETACH_TIMEOUT_SECONDS)
+                try:
+                    outcome = self._serve(wake_read)
+                finally:
+                    # Whatever the last pane drawn left set; the next line below it all.
+                    self._terminal.add(f"\x1b[0m\x1b[?25h\x1b[{self._size[0]};1H".encode())
+                    self._terminal.flush(DETACH_TIMEOUT_SECONDS)
         finally:
             signal.set_wakeup_fd(previous_wakeup)
             for signum, handler in previous_handlers.items():
@@ -140,6 +142,9 @@ class WindowView:
     def _serve(self, wake_fd: int) -> Outcome:
         if self._asked:
             self._load()
+            if self._focus != self._asked:  # the pane asked for takes the keys, as in tmux
+                self._set_focus(self._asked)
+                self._load()
         else:  # the service names the pane: one link first, the window once it has
             link = self._links[0] = PaneLink(self._path, 0, self._size)
             link.connect()
@@ -195,12 +200,11 @@ class WindowView:
                 self._links[event.pane] = self._links.pop(0)
                 self._focus = event.pane
                 self._load()
-            elif (
-                isinstance(event, PaneEnded)
-                and event.why == "mux went away"
-                and self._detaching_since is None
-            ):
-                return Outcome("mux went away (it stopped or crashed)", EXIT_FAILURE, True)
+            elif isinstance(event, PaneEnded) and self._detaching_since is None:
+                if event.why == "mux went away":
+                    return Outcome("mux went away (it stopped or crashed)", EXIT_FAILURE, True)
+                if self._window == 0:  # the pane asked for is not there (no pane runs)
+                    return Outcome(f"muxctl: {event.why}", EXIT_FAILURE, True)
         return None
 
     def _refresh(self) -> None:
@@ -232,7 +236,9 @@ class WindowView:
     def _command(self, command: Command) -> None:
         """A window command: done by muxd (the view follows), or zoom, this view's own.
         A refusal is shown as the bell: the view goes on."""
-        focus = self._focus
+        if self._window == 0:
+            return  # (the window is not known yet)
+        focus = self._zoomed or self._focus
         try:
             if command.name in DIRECTIONS and self._regions is not None:
                 way = DIRECTIONS[command.name]
@@ -265,8 +271,11 @@ class WindowView:
         for signum in signals:
             if signum == signal.SIGWINCH:
                 self._size = window_size(self._out)
-                self._screen = WindowScreen(*self._size)
-                self._arrange()
+                if self._layout is None:  # not yet attached: the one pane at this size
+                    for link in self._links.values():
+                        link.resize(*self._size)
+                    continue
+                self._arrange()  # (each pane's emulator resized; its repaint follows)
                 self._terminal.add(self._screen.full())
             elif signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
                 for link in self._links.values():

@@ -73,15 +73,16 @@ def test_two_panes_side_by_side_each_in_its_region_with_a_border(
     row = next(line for line in rows_of(outer.capture(view)) if "right$" in line)
     assert row.index("right$") >= 41, "the right pane's text is right of the border"
     assert "│" in row[39:42]
-    # Typing goes to the focused pane (the new one, right).
-    outer.type_line(view, "echo typed-$((6*7))")
-    service.wait_screen(right, "typed-42")
-    assert "typed-42" not in service.screen_text(left)
-    # prefix + left arrow: the focus moves left; typing follows it.
-    outer.send_keys(view, "C-b", "Left")
+    # The pane attached to takes the focus, and the keys.
     wait_for(lambda: layout(service, window)["focus"] == left, what="the focus on the left pane")
+    outer.type_line(view, "echo typed-$((6*7))")
+    service.wait_screen(left, "typed-42")
+    assert "typed-42" not in service.screen_text(right)
+    # prefix + right arrow: the focus moves right; typing follows it, shown live.
+    outer.send_keys(view, "C-b", "Right")
+    wait_for(lambda: layout(service, window)["focus"] == right, what="the focus on the right")
     outer.type_line(view, "echo there-$((6*7))")
-    service.wait_screen(left, "there-42")
+    service.wait_screen(right, "there-42")
     outer.wait_shown(view, "there-42")
     outer.send_keys(view, "C-b", "d")
     shown = outer.wait_shown(view, "[detached from window")

@@ -4,11 +4,13 @@ and gdbus, and muxctl's split and windows; every pane a real program on a real P
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 from dbus_fast import Variant
 
+from mux.state.session_file import parse_session
 from tests.harness import BusMonitor, Service, gdbus_refused, refused, wait_for
 
 WINDOW = "org.mux.Mux1.Window"
@@ -279,3 +281,25 @@ def test_muxctl_split_and_windows(service: Service) -> None:
     ls = service.muxctl("ls", check=True).stdout
     assert ls.splitlines()[0].split()[:2] == ["ID", "WIN"]
     wait_for(lambda: len(service.panes()) == 3, what="three panes")
+
+
+def test_a_layout_taken_within_the_tolerance_is_saved_and_read_back(service: Service) -> None:
+    a = service.spawn(SLEEP)
+    window = service.panes()[a]["window"]
+    b = split(service, a, "horizontal")
+    c = split(service, b, "horizontal")
+    thirds = node("horizontal", [0.3333, 0.3333, 0.3333], leaf(a), leaf(b), leaf(c))
+    set_window(service, window, layout=Variant("s", json.dumps(thirds)))
+    path, _ = service.call("Snapshot")
+    saved = parse_session(Path(path).read_bytes())  # the rules a restart reads it with
+    assert [n.ratios for n in saved.windows[0].nodes if n.kind == "split"] == [[0.3333] * 3]
+
+
+def test_a_window_change_alone_is_saved_by_the_autosave(service: Service) -> None:
+    a = service.spawn(SLEEP)
+    window = service.panes()[a]["window"]
+    path, _ = service.call("Snapshot")
+    with BusMonitor(service.bus_address) as monitor:
+        set_window(service, window, title=Variant("s", "renamed"))
+        monitor.wait_signal("SnapshotSaved")
+    assert [w.title for w in parse_session(Path(path).read_bytes()).windows] == ["renamed"]

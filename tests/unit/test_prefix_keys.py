@@ -59,3 +59,11 @@ def test_the_detach_key_detaches_at_once_and_nothing_after_it_is_typed() -> None
 
 def test_no_prefix_key_types_every_key() -> None:
     assert PrefixKeys(None, DETACH).feed(PREFIX + b"%") == [Typed(PREFIX + b"%")]
+
+
+def test_the_detach_key_after_the_prefix_still_detaches_at_once() -> None:
+    assert keys().feed(PREFIX + DETACH + b"zz") == [DetachNow()]
+
+
+def test_an_escape_after_the_prefix_is_dropped_and_the_next_key_typed() -> None:
+    assert keys().feed(PREFIX + b"\x1bx") == [Typed(b"x")]

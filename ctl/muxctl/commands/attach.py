@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from muxctl.arguments import pane_id
 from muxctl.commands.command import ServiceCommand
 from muxctl.completing import PANE_IDS, complete_with
-from muxctl.errors import EXIT_USAGE, CtlError
+from muxctl.errors import EXIT_FAILURE, EXIT_USAGE, CtlError
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -84,8 +84,7 @@ def attach(
         client.connect(opened)
         outcome = client.run()
         if outcome.window_command is not None and bus is not None:
-            _window_command(bus, pane, outcome.window_command)
-            outcome = _view(bus, socket_path, pane, keys)
+            outcome = _after_window_command(bus, socket_path, pane, keys, outcome)
     # On a line of its own, below whatever the pane left on the screen.
     print("\n" + outcome.message, file=sys.stderr if outcome.to_stderr else sys.stdout)
     return outcome.exit_status
@@ -105,11 +104,24 @@ def _window_size(bus: "MuxClient", pane: int) -> int:
     return 0
 
 
-def _window_command(bus: "MuxClient", pane: int, command: str) -> None:
-    if command == "close":
-        bus.call("Kill", body=[pane])
-    else:
+def _after_window_command(
+    bus: "MuxClient", socket_path: "Path", pane: int, keys: "PrefixKeys", detached: "Outcome"
+) -> "Outcome":
+    """A lone pane's window command, once detached from it: a split opens the window
+    view; closing the pane ends the attach."""
+    from muxctl.attaching import Outcome
+    from muxctl.errors import RemoteError
+
+    command = detached.window_command
+    try:
+        if command == "close":
+            bus.call("Kill", body=[pane])
+            return Outcome(f"[pane {pane} closed]")
+        assert command is not None
         bus.call("SplitPane", body=[pane, command.removeprefix("split-"), 0.5, {}])
+    except RemoteError as e:
+        return Outcome(f"muxctl: {e.message}", EXIT_FAILURE, to_stderr=True)
+    return _view(bus, socket_path, pane, keys)
 
 
 def _view(bus: "MuxClient", socket_path: "Path", pane: int, keys: "PrefixKeys") -> "Outcome":

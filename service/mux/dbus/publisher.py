@@ -111,8 +111,7 @@ class BusPublisher:
         interface = WindowInterface(window)
         self._windows[window.id] = interface
         self._bus.export(window_path(window.id), interface)
-        if self._bus.connected:
-            self._manager.WindowChanged(window.id)
+        self.window_changed(window)  # WindowChanged at the end of the turn, once
 
     def window_changed(self, window: Window) -> None:
         if window.id in self._windows:
@@ -132,7 +131,7 @@ class BusPublisher:
         self._changed_windows.discard(window_id)
         interface = self._windows.get(window_id)
         if interface is not None and self._bus.connected:
-            interface.emit_changed()
+            interface.emit_changed()  # (only what differs from what was told)
             self._manager.WindowChanged(window_id)
 
     def _send_changes(self, pane_id: int) -> None:

@@ -179,7 +179,6 @@ class ControlPlane:
         for window in self._table.windows:
             publisher.window_added(window)
         self._table.replace_observer(BusPublisher, publisher)
-        self._table.windows.replace_observer(BusPublisher, publisher)
         hand_over = (lambda fd: close_after_sending(bus, fd)) if passes_fds else None
         for listener in self._listeners:
             listener.connected(bus, manager, hand_over)
@@ -242,7 +241,6 @@ class ControlPlane:
         """Nothing is sent on a lost connection: the panes go on, the bus hears of them
         again once reconnected (every object exported anew)."""
         self._table.remove_observers(BusPublisher)
-        self._table.windows.remove_observers(BusPublisher)
         for listener in self._listeners:
             listener.disconnected()
         self._bus = self._manager = None

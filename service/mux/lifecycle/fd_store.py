@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 
 from mux.lifecycle.pane_scopes import in_own_scope
 from mux.panes.pane import Pane
+from mux.panes.windows import Window
 from mux.system.listen_fds import ATTACH_SOCKET, pane_endpoint, pane_terminal, record_slot
 from mux.system.notify import Supervisor
 from mux.system.record_slots import SLOT_NAMES, RecordSlots
@@ -150,6 +151,17 @@ class FdStore:
     def pane_changed(self, pane: Pane, properties: Sequence[str]) -> None:
         if self.active:
             self._changed()
+
+    # A window's layout, title, geometry or focus is in the record too.
+    def window_added(self, window: Window) -> None:
+        self.window_changed(window)
+
+    def window_changed(self, window: Window) -> None:
+        if self.active:
+            self._changed()
+
+    def window_removed(self, window: Window) -> None:
+        self.window_changed(window)
 
     # -- the store ----------------------------------------------------------------
 

@@ -9,13 +9,15 @@ from mux.lifecycle.session_keeper import SessionKeeper
 from mux.lifecycle.status import StatusReporter
 from mux.panes.pane import Pane
 from mux.panes.table import PaneTable
+from mux.panes.windows import Window
 
 # After the hang-up, how long the panes' processes get to go before the stop goes on.
 LAST_EXITS_SECONDS = 2.0
 
 
 class TableChanges:
-    """Any change to the pane table: the snapshot and the status line follow it."""
+    """Any change to the pane table or its windows: the snapshot and the status line
+    follow it."""
 
     def __init__(self, keeper: SessionKeeper, status: StatusReporter) -> None:
         self._keeper = keeper
@@ -35,6 +37,15 @@ class TableChanges:
         self._changed()
 
     def pane_exited(self, pane: Pane) -> None:
+        self._changed()
+
+    def window_added(self, window: Window) -> None:
+        self._changed()
+
+    def window_changed(self, window: Window) -> None:
+        self._changed()
+
+    def window_removed(self, window: Window) -> None:
         self._changed()
 
 

@@ -34,7 +34,7 @@ from mux.panes.pane import Pane
 from mux.panes.pane_handover import pane_record
 from mux.panes.process import StartedProcess
 from mux.panes.screen_sweeper import ScreenSweeper
-from mux.panes.windows import Placement, Windows
+from mux.panes.windows import Placement, WindowObserver, Windows
 from mux.protocol.errors import InvalidArgument, NoSuchPane
 from mux.protocol.layout import Direction
 from mux.protocol.notices import Notice
@@ -108,16 +108,20 @@ class PaneTable:
     # -- observers ------------------------------------------------------------
 
     def add_observer(self, observer: TableObserver) -> None:
+        """`observer` hears of every pane, and of every window when it is a WindowObserver."""
         self._observers.append(observer)
+        if isinstance(observer, WindowObserver):
+            self.windows.observers.append(observer)
 
     def replace_observer(self, kind: type, observer: TableObserver) -> None:
         """Swap the observer of this kind (a new bus connection's publisher, say)."""
-        self._observers = [o for o in self._observers if not isinstance(o, kind)]
-        self._observers.append(observer)
+        self.remove_observers(kind)
+        self.add_observer(observer)
 
     def remove_observers(self, kind: type) -> None:
         """Stop telling observers of this kind (a lost bus connection's publisher)."""
         self._observers = [o for o in self._observers if not isinstance(o, kind)]
+        self.windows.remove_observers(kind)
 
     def pane_changed(self, pane: Pane, properties: Sequence[str]) -> None:
         for observer in self._observers:
@@ -207,6 +211,7 @@ class PaneTable:
             raise InvalidArgument(
                 f"there is no window {request.window}; omit 'window' (or pass 0) for a new one"
             )
+        self.windows.check_room(request.window, placement)
         pane_id = self.ids.next_pane_id  # the env names the pane before it exists
         prepared = self._launcher.prepare(request, pane_id=pane_id, offer=offer)
         started = prepared.start()
@@ -219,7 +224,7 @@ class PaneTable:
         assert pane.id == pane_id
         if notice:
             pane.show_notice(notice)
-        self._place(pane, placement)
+        self._panes[pane.id] = pane
         self.mark_used(pane)
         pane.start()
         log.info(
@@ -231,6 +236,8 @@ class PaneTable:
         )
         for observer in self._observers:
             observer.pane_added(pane)
+        # Its window after it: the window's news names a pane already announced.
+        self.windows.place(pane.id, pane.window, placement)
         return pane
 
     def _adopt(
@@ -255,10 +262,6 @@ class PaneTable:
         pane = self._panes[pane_id]
         return pane.rows, pane.cols
 
-    def _place(self, pane: Pane, placement: Placement | None = None) -> None:
-        self._panes[pane.id] = pane
-        self.windows.place(pane.id, pane.window, placement)
-
     def split(
         self, pane_id: int, direction: Direction, share: float, request: SpawnRequest, **how: Any
     ) -> Pane:
@@ -275,11 +278,11 @@ class PaneTable:
         of its session is ended after a grace period (closing.py)."""
         pane = self.get(pane_id)
         del self._panes[pane_id]
-        self.windows.remove(pane_id)
         pane.hang_up()
         self._closing.add(pane)
         for observer in self._observers:
             observer.pane_removed(pane)
+        self.windows.remove(pane_id)  # (after the pane: its window's news comes last)
 
     async def sample_cwds(self) -> None:
         """A process capture of every running pane's working directory, now."""
@@ -314,7 +317,8 @@ class PaneTable:
     def adopt_resumed(self, pane: Pane) -> None:
         """A pane the previous muxd handed over (see table_resume.py): in place, its exit
         watched from `start_watching_exits` (or, exited already, lingering), reading."""
-        self._place(pane)
+        self._panes[pane.id] = pane
+        self.windows.place(pane.id, pane.window)
         if pane.is_running:
             self.exits.watch_later(pane.process, pane.process_exited)
         else:

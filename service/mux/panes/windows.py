@@ -17,16 +17,18 @@ the focus, as in tmux.
 
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from mux.panes.handover import WindowRecord
 from mux.protocol.errors import InvalidArgument
 from mux.protocol.layout import (
+    MAX_DEPTH,
     Direction,
     LayoutError,
     Leaf,
     Node,
     check_window_layout,
+    depth,
     panes_of,
     parse_layout,
     split_pane,
@@ -58,7 +60,11 @@ class Placement:
     share: float
 
 
+@runtime_checkable
 class WindowObserver(Protocol):
+    """Hears of every window made, changed or ended. A pane table's observer that is one
+    hears of its windows too (PaneTable.add_observer)."""
+
     def window_added(self, window: Window) -> None: ...
     def window_changed(self, window: Window) -> None: ...
     def window_removed(self, window: Window) -> None: ...
@@ -107,6 +113,20 @@ class Windows:
         window.focused_pane = pane_id
         self._changed(window)
 
+    def check_room(self, window_id: int, placement: Placement | None = None) -> None:
+        """InvalidArgument unless a new pane can go into `window_id` there: a tree may
+        nest at most MAX_DEPTH splits (what muxd cannot read back, it does not make)."""
+        window = self._windows.get(window_id)
+        if window is None:
+            return  # a new window
+        placement = placement or self._beside_focus(window)
+        grown = split_pane(window.layout, placement.beside, 0, placement.direction, 0.5)
+        if depth(grown) > MAX_DEPTH:
+            raise InvalidArgument(
+                f"window {window_id} would nest deeper than {MAX_DEPTH} splits: split "
+                "another pane, or the other way"
+            )
+
     def _beside_focus(self, window: Window) -> Placement:
         rows, cols = self._size_of(window.focused_pane)
         direction: Direction = "horizontal" if cols > 2 * rows else "vertical"
@@ -144,12 +164,14 @@ class Windows:
             check_window_layout(layout, window_id, window.panes, focus, self.window_of)
         except LayoutError as e:
             raise InvalidArgument(str(e)) from None
+        before = (window.layout, window.focused_pane, window.title, window.geometry)
         window.layout, window.focused_pane = layout, focus
         if update.title is not None:
             window.title = update.title
         if update.geometry is not None:
             window.geometry = dict(update.geometry)
-        self._changed(window)
+        if (window.layout, window.focused_pane, window.title, window.geometry) != before:
+            self._changed(window)
 
     def focus(self, pane_id: int) -> None:
         """`pane_id` becomes its window's focused pane (an attached client moved it)."""
@@ -157,11 +179,6 @@ class Windows:
         if window_id is not None and self._windows[window_id].focused_pane != pane_id:
             self._windows[window_id].focused_pane = pane_id
             self._changed(self._windows[window_id])
-
-    def replace_observer(self, kind: type, observer: WindowObserver) -> None:
-        """Swap the observer of this kind (a new bus connection's publisher, say)."""
-        self.remove_observers(kind)
-        self.observers.append(observer)
 
     def remove_observers(self, kind: type) -> None:
         self.observers = [o for o in self.observers if not isinstance(o, kind)]

@@ -182,19 +182,39 @@ def check_window_layout(
 
 
 def split_pane(node: Node, target: int, new: int, direction: Direction, share: float) -> Node:
-    """`target`'s leaf becomes a split: `target` then `new` (right of it, or below),
-    `new` taking `share` of the space (0 < share < 1)."""
+    """`new` beside `target` (right of it, or below), taking `share` of its space (0 <
+    share < 1): in `target`'s split when that one runs the same way (no nesting: a pane
+    split again and again the same way lines up, as in tmux), else in a split of two
+    in `target`'s place."""
     if not 0 < share < 1:
         raise LayoutError(RATIOS, f"a new pane's share is between 0 and 1, not {share:g}")
     if isinstance(node, Leaf):
         if node.pane != target:
             return node
         return Split(direction, (1 - share, share), (node, Leaf(new)))
+    if node.direction == direction:
+        for at, child in enumerate(node.children):
+            if child == Leaf(target):
+                ratio = node.ratios[at]
+                ratios = (*node.ratios[:at], ratio * (1 - share), ratio * share)
+                children = (*node.children[: at + 1], Leaf(new))
+                return Split(
+                    direction,
+                    ratios + node.ratios[at + 1 :],
+                    children + node.children[at + 1 :],
+                )
     return Split(
         node.direction,
         node.ratios,
         tuple(split_pane(child, target, new, direction, share) for child in node.children),
     )
+
+
+def depth(node: Node) -> int:
+    """How many splits deep the tree goes (0: a pane alone)."""
+    if isinstance(node, Leaf):
+        return 0
+    return 1 + max(depth(child) for child in node.children)
 
 
 def without_pane(node: Node, pane: int) -> Node | None:

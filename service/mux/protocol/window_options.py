@@ -41,9 +41,27 @@ def _typed(what: str, given: Mapping[str, tuple[str, object]], types: Mapping[st
             raise InvalidArgument(f"{what} {key!r} is of type {wanted!r}, not {signature!r}")
 
 
+# The values each D-Bus type holds.
+_RANGES = {"i": (-(2**31), 2**31 - 1), "u": (0, 2**32 - 1)}
+
+
+def fits_geometry(key: str, value: object) -> bool:
+    """`value` is one `key` of a geometry may have (a snapshot's, read back)."""
+    signature = GEOMETRY_KEYS.get(key)
+    if signature == "s":
+        return isinstance(value, str) and "\x00" not in value
+    if signature is None or not isinstance(value, int) or isinstance(value, bool):
+        return False
+    low, high = _RANGES[signature]
+    return low <= value <= high
+
+
 def parse_geometry(geometry: Mapping[str, tuple[str, object]]) -> dict[str, int | str]:
     """{key: (D-Bus signature, value)}: only the known keys, each of its type."""
     _typed("geometry", geometry, GEOMETRY_KEYS)
+    for key, (_, value) in geometry.items():
+        if not fits_geometry(key, value):
+            raise InvalidArgument(f"geometry {key!r} cannot be {value!r}")
     return {key: cast(int | str, value) for key, (_, value) in geometry.items()}
 
 

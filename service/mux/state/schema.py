@@ -14,8 +14,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from mux.protocol.layout import RATIO_TOLERANCE
 from mux.protocol.names import CwdSource
 from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS, LaunchKind
+from mux.protocol.window_options import fits_geometry
 
 CURRENT_VERSION = 1
 
@@ -95,7 +97,9 @@ class LayoutNode(_Model):
             raise SnapshotError(f"node {self.id} is a split: it needs a direction and 2+ children")
         if len(self.ratios) != len(self.children) or any(r <= 0 for r in self.ratios):
             raise SnapshotError(f"node {self.id}: one positive ratio per child is needed")
-        if not math.isclose(sum(self.ratios), 1.0, abs_tol=1e-6):
+        # The tolerance a client's layout was accepted with (SetWindow): what muxd
+        # took, it must read again.
+        if not math.isclose(sum(self.ratios), 1.0, abs_tol=RATIO_TOLERANCE):
             raise SnapshotError(f"node {self.id}: its ratios add up to {sum(self.ratios)}, not 1")
         return self
 
@@ -106,6 +110,16 @@ class WindowSnapshot(_Model):
     # As a desktop client set it (docs/windows.md#window-objects): x, y, width, height,
     # monitor; None when none.
     geometry: dict[str, int | str] | None = None
+
+    @model_validator(mode="after")
+    def _geometry(self) -> "WindowSnapshot":
+        """What SetWindow takes, and nothing else: a window published with anything
+        else could not be described on the bus."""
+        for key, value in (self.geometry or {}).items():
+            if not fits_geometry(key, value):
+                raise SnapshotError(f"window {self.id}: geometry {key}={value!r} is not valid")
+        return self
+
     nodes: list[LayoutNode] = Field(min_length=1)
     root: int
     focused_pane: int
