@@ -33,6 +33,7 @@ python3 bench/attach_throughput.py [--mb 30] [--rounds 3] [--busy] [--split]
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import pty
 import shlex
@@ -171,7 +172,11 @@ def run_mux(
             idle = {"argv": Variant("as", ["sh", "-c", IDLE])}
             await call(bus, "SplitPane", "tsda{sv}", [pane_id, "horizontal", 0.5, idle])
             (windows,) = await call(bus, "ListWindows")
-            window = next(w["id"].value for w in windows if str(pane_id) in w["layout"].value)
+            window = next(
+                w["id"].value
+                for w in windows
+                if {"pane": pane_id} in json.loads(w["layout"].value)["children"]
+            )
             focus = {"focused_pane": Variant("t", pane_id)}
             await call(bus, "SetWindow", "ta{sv}", [window, focus])
         bus.disconnect()
