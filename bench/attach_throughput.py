@@ -33,7 +33,6 @@ python3 bench/attach_throughput.py [--mb 30] [--rounds 3] [--busy] [--split]
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import pty
 import shlex
@@ -171,12 +170,8 @@ def run_mux(
         if split:  # the idle pane on the right: the busy one keeps the focus
             idle = {"argv": Variant("as", ["sh", "-c", IDLE])}
             await call(bus, "SplitPane", "tsda{sv}", [pane_id, "horizontal", 0.5, idle])
-            (windows,) = await call(bus, "ListWindows")
-            window = next(
-                w["id"].value
-                for w in windows
-                if {"pane": pane_id} in json.loads(w["layout"].value)["children"]
-            )
+            (panes,) = await call(bus, "ListPanes")
+            window = next(p["window"].value for p in panes if p["id"].value == pane_id)
             focus = {"focused_pane": Variant("t", pane_id)}
             await call(bus, "SetWindow", "ta{sv}", [window, focus])
         bus.disconnect()
