@@ -101,7 +101,10 @@ def test_a_crashed_muxd_is_restarted_and_readopts_every_pane(
     token = sd.muxctl("spawn", "--bind-instance", "--title", "counter", "--", "sh", "-c", COUNTER)
     assert token.returncode == 0, token.stderr
     counter, instance = int(token.stdout.split()[0]), token.stdout.split()[1]
-    sleeper = spawn(sd, "--title", "sleeper", "--cwd", str(work), "--", "sleep", "900")
+    window = str(listed(sd)[counter]["window"])
+    sleeper = spawn(
+        sd, "--title", "sleeper", "--cwd", str(work), "--window", window, "--", "sleep", "900"
+    )
     goner = spawn(sd, "--title", "goner", "--", "sleep", "901")
     big = spawn(
         sd,
@@ -113,6 +116,8 @@ def test_a_crashed_muxd_is_restarted_and_readopts_every_pane(
     )
     wait_for(lambda: _last_count(captured(sd, counter)) >= 3, what="the counter to count")
     before = listed(sd)
+    windows_before = json.loads(sd.muxctl("windows", "--json").stdout)
+    assert len(windows_before) == 3, "the sleeper is in the counter's window"
     wait_for(lambda: len(scopes(sd)) == 4, what=f"four pane scopes\n{_tail(log)}")
     status = sd.systemctl("status", "mux.service").stdout
     for pane in before.values():
@@ -134,6 +139,7 @@ def test_a_crashed_muxd_is_restarted_and_readopts_every_pane(
             assert after[pane_id][key] == before[pane_id][key], (pane_id, key, _tail(log))
         assert pid_alive(after[pane_id]["pid"])
     assert after[sleeper]["cwd"] == str(work)
+    assert json.loads(sd.muxctl("windows", "--json").stdout) == windows_before, "layouts too"
     wait_for(lambda: listed(sd)[goner]["state"] == "exited", what="the goner listed exited")
     assert listed(sd)[goner]["exit_status"] == EXIT_STATUS_UNKNOWN
     # Three running panes' terminals and endpoints, the record's two slots: the
