@@ -151,7 +151,7 @@ def test_a_closed_pane_gives_its_space_and_focus_to_the_pane_before_it() -> None
 
 def test_a_closed_first_pane_gives_its_space_and_focus_to_the_pane_after_it() -> None:
     windows, recorder = _three_and_other()
-    windows.focus(1)
+    windows.update(W, WindowUpdate(focused_pane=1))
     recorder.told.clear()
     windows.remove(1)
     assert recorder.told == [Told("changed", W, _split("h", (0.5, 0.5), 2, 3), 2)]
@@ -176,13 +176,13 @@ def test_a_split_left_with_one_pane_collapses_and_the_last_pane_ends_the_window(
         windows.get(W)
 
 
-def test_closing_an_unknown_pane_or_focusing_one_tells_nothing() -> None:
+def test_closing_an_unknown_pane_or_an_update_that_changes_nothing_tells_nothing() -> None:
     windows, recorder = _three_and_other()
     windows.remove(99)
-    windows.focus(99)
-    windows.focus(2)  # already focused
+    windows.update(W, WindowUpdate(focused_pane=2))  # already focused
+    windows.update(W, WindowUpdate(title=""))  # already so
     assert recorder.told == []
-    windows.focus(3)
+    windows.update(W, WindowUpdate(focused_pane=3))
     assert recorder.told == [Told("changed", W, THREE, 3)]
 
 

@@ -173,13 +173,6 @@ class Windows:
         if (window.layout, window.focused_pane, window.title, window.geometry) != before:
             self._changed(window)
 
-    def focus(self, pane_id: int) -> None:
-        """`pane_id` becomes its window's focused pane (an attached client moved it)."""
-        window_id = self.window_of(pane_id)
-        if window_id is not None and self._windows[window_id].focused_pane != pane_id:
-            self._windows[window_id].focused_pane = pane_id
-            self._changed(self._windows[window_id])
-
     def remove_observers(self, kind: type) -> None:
         self.observers = [o for o in self.observers if not isinstance(o, kind)]
 
