@@ -12,7 +12,7 @@ from dbus_fast import Message, MessageType, Variant
 from dbus_fast import service as dbus_fast_service
 from dbus_fast.aio import MessageBus
 from dbus_fast.annotations import DBusSignature
-from dbus_fast.service import ServiceInterface, dbus_method
+from dbus_fast.service import ServiceInterface, dbus_method, dbus_signal
 
 from mux.system.dbus_service_bus import ObjectManagerBus
 from tests.harness import DBusDaemon
@@ -85,3 +85,36 @@ def test_only_a_reply_that_can_carry_an_fd_is_scanned(
             server.disconnect()
 
     asyncio.run(run())
+
+
+class _Signals(ServiceInterface):
+    def __init__(self) -> None:
+        super().__init__(INTERFACE)
+
+    @dbus_signal()
+    def Changed(self, value: int) -> Annotated[int, DBusSignature("t")]:
+        return value
+
+
+def test_a_signal_is_sent_from_its_path_without_walking_every_export() -> None:
+    asyncio.run(_a_signal_is_sent_from_its_path())
+
+
+async def _a_signal_is_sent_from_its_path() -> None:
+    bus = ObjectManagerBus(
+        "unix:path=/nonexistent", manager_path="/test", describe=lambda _interface: None
+    )
+    sent: list[Message] = []
+    bus.send = sent.append  # type: ignore[method-assign,assignment]
+    interfaces = [_Signals() for _ in range(3)]
+    for n, interface in enumerate(interfaces):
+        bus.export(f"/test/o{n}", interface)
+    bus.unexport("/test/o0")
+    # Out of the exports dbus-fast would walk (it would not find the path there):
+    # the path kept at export is the one used.
+    hidden = bus._path_exports.pop("/test/o2")
+    interfaces[2].Changed(7)
+    bus._path_exports["/test/o2"] = hidden
+    assert [(m.path, m.member, m.body) for m in sent] == [("/test/o2", "Changed", [7])]
+    bus.unexport("/test/o2", interfaces[2])
+    assert bus._path_of == {id(interfaces[1]): "/test/o1"}  # (what is unexported is forgotten)

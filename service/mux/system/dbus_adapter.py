@@ -89,6 +89,18 @@ DBUS_FAST_PRIVATES: tuple[DbusFastPrivate, ...] = (
         "overridden by `ObjectManagerBus`: InterfacesRemoved from the ObjectManager's path",
     ),
     DbusFastPrivate(
+        "BaseMessageBus._interface_signal_notify",
+        "a method (self, interface, interface_name, member, signature, body, unix_fds)"
+        " through which an exported interface sends each of its signals",
+        "overridden by `ObjectManagerBus`: the path kept at export, not a walk of every"
+        " exported object per signal",
+    ),
+    DbusFastPrivate(
+        "BaseMessageBus._path_exports",
+        "a dict: path -> {interface name: ServiceInterface} of what is exported",
+        "read by `ObjectManagerBus.unexport` to forget the paths of what it removes",
+    ),
+    DbusFastPrivate(
         "BaseMessageBus._make_method_handler",
         "a method (self, interface, method) called by export(), returning each method's"
         " handler (msg, send_reply)",
@@ -152,10 +164,21 @@ def private_problems(bus: MessageBus) -> list[str]:
         "_emit_interface_added": ["self", "path", "interface"],
         "_emit_interface_removed": ["self", "path", "removed_interfaces"],
         "_make_method_handler": ["self", "interface", "method"],
+        "_interface_signal_notify": [
+            "self",
+            "interface",
+            "interface_name",
+            "member",
+            "signature",
+            "body",
+            "unix_fds",
+        ],
     }
     for name, parameters in hooks.items():
         if not _takes(getattr(BaseMessageBus, name, None), parameters):
             problems.append(f"BaseMessageBus.{name}: missing or not a method {tuple(parameters)}")
+    if not isinstance(getattr(bus, "_path_exports", None), dict):
+        problems.append("BaseMessageBus._path_exports: missing or not a dict")
     if not isinstance(getattr(bus, "_negotiate_unix_fd", None), bool):
         problems.append("BaseMessageBus._negotiate_unix_fd: missing or not a bool")
     return problems
