@@ -7,8 +7,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from tests.harness import DBusDaemon, Service, temp_root
+
+# No timing asserted in tests: hypothesis's per-example deadline is one (a busy CI machine
+# made a 2 ms example take 270 ms and fail as "flaky").
+settings.register_profile("mux", deadline=None)
+settings.load_profile("mux")
 
 
 def pytest_report_header() -> list[str]:
