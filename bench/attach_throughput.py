@@ -36,6 +36,7 @@ import argparse
 import os
 import pty
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -252,8 +253,15 @@ def main() -> int:
 
 
 def measure(args: argparse.Namespace) -> int:
-
     root = make_root("attach-b-")
+    try:
+        return measure_in(args, root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)  # (the text file is tens of MB)
+
+
+def measure_in(args: argparse.Namespace, root: Path) -> int:
+
     file = root / "text.txt"
     size = make_file(file, args.mb)
     mb = size / 1e6
