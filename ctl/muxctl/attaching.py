@@ -41,6 +41,7 @@ from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS
 from muxctl.errors import EXIT_FAILURE, EXIT_PRECONDITION, EXIT_USAGE, CtlError
 from muxctl.prefix_keys import DetachNow, PrefixKeys, Typed
 from muxctl.rawterm import RawTerminal, window_size
+from muxctl.terminal_out import TerminalOut
 
 RECV_SIZE = 256 * 1024
 TERMINAL_BACKLOG_BYTES = 1 << 20
@@ -153,7 +154,7 @@ class AttachClient:
         self._sock: socket.socket | None = None
         self._conversation = ClientConversation()
         self._to_service = Outgoing()
-        self._to_terminal = bytearray()
+        self._terminal = TerminalOut(output_fd)
         self._keys_open = True
         self._detaching_since: float | None = None
         self._reconnect_until: float | None = None
@@ -214,7 +215,7 @@ class AttachClient:
         try:
             with RawTerminal(self._in, self._out):
                 outcome = self._serve(wake_read)
-                self._flush_terminal(time.monotonic() + FLUSH_TIMEOUT_SECONDS)
+                self._terminal.flush(FLUSH_TIMEOUT_SECONDS)
         finally:
             signal.set_wakeup_fd(previous_wakeup)
             for signum, handler in previous_handlers.items():
@@ -265,9 +266,9 @@ class AttachClient:
         while True:
             readable = [wake_fd]
             writable = []
-            if len(self._to_terminal) < TERMINAL_BACKLOG_BYTES:
+            if len(self._terminal.pending) < TERMINAL_BACKLOG_BYTES:
                 readable.append(sock_fd)
-            if self._to_terminal:
+            if self._terminal.pending:
                 writable.append(self._out)
             if self._to_service.size:
                 writable.append(sock_fd)
@@ -285,7 +286,7 @@ class AttachClient:
                     return self._detached()
             ready_to_read, ready_to_write, _ = select.select(readable, writable, [], timeout)
             if self._out in ready_to_write:
-                self._write_terminal()
+                self._terminal.write()
             if sock_fd in ready_to_write:
                 self._to_service.write_to(sock)
             for fd in ready_to_read:
@@ -297,27 +298,6 @@ class AttachClient:
                     outcome = self._from_keyboard()
                 if outcome is not None:
                     return outcome
-
-    def _write_terminal(self) -> None:
-        """As much as the terminal takes now (a PTY takes a few KiB per write)."""
-        pending = self._to_terminal
-        while pending:
-            try:
-                written = os.write(self._out, pending)
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError:
-                pending.clear()  # the terminal is gone; SIGHUP follows
-                return
-            del pending[:written]
-
-    def _flush_terminal(self, deadline: float) -> None:
-        """What the pane printed last, before the terminal is restored (bounded)."""
-        while self._to_terminal:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([], [self._out], [], left)[1]:
-                return
-            self._write_terminal()
 
     def _from_keyboard(self) -> Outcome | None:
         try:
@@ -365,7 +345,7 @@ class AttachClient:
                     with contextlib.suppress(Gone):
                         self._to_service.write_to(self._sock)  # best effort, never waits
                 if signum == signal.SIGHUP:
-                    self._to_terminal.clear()  # the terminal is gone
+                    self._terminal.pending.clear()  # the terminal is gone
                 return Outcome(f"[{name}: detached from pane {self._pane}]", 128 + signum)
         return None
 
@@ -383,15 +363,15 @@ class AttachClient:
         try:
             while (frame := self._conversation.next_event()) is not None:
                 if isinstance(frame, proto.Output | proto.Repaint):
-                    self._to_terminal += frame.data
+                    self._terminal.add(frame.data)
                     continue
                 outcome = self._control(frame)
                 if outcome is not None:
                     return outcome
         except proto.ProtocolError as e:
             raise CtlError(f"mux sent something this muxctl does not understand: {e}") from None
-        if self._to_terminal:
-            self._write_terminal()  # most often it all goes at once: no extra select
+        if self._terminal.pending:
+            self._terminal.write()  # most often it all goes at once: no extra select
         return None
 
     def _control(self, frame: ServiceFrame) -> Outcome | None:

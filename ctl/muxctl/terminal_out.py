@@ -1,4 +1,4 @@
-"""What a view has for the terminal, written as the terminal takes it: never waiting
+"""What an attached client has for the terminal, written as the terminal takes it: never waiting
 in the loop, bounded at the end."""
 
 import os

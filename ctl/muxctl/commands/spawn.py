@@ -110,7 +110,11 @@ def build_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace, client: "MuxClient") -> int:
-    pane_id, instance, path = client.call("Spawn", body=[args.options])
+    return print_started(args, *client.call("Spawn", body=[args.options]))
+
+
+def print_started(args: argparse.Namespace, pane_id: int, instance: bytes, path: str) -> int:
+    """The new pane's id (and its instance token when asked), as spawn and split say it."""
     if args.json:
         result: dict[str, Any] = {"id": pane_id, "path": path}
         if instance:

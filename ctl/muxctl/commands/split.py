@@ -2,14 +2,13 @@
 pane beside pane ID, in its window (docs/windows.md#muxctl)."""
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from muxctl.arguments import add_pane_id
 from muxctl.commands.command import ServiceCommand
-from muxctl.commands.spawn import add_launch_arguments
+from muxctl.commands.spawn import add_launch_arguments, print_started
 from muxctl.commands.spawn import check as check_launch
 from muxctl.errors import EXIT_USAGE, CtlError
-from muxctl.output import print_json
 
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
@@ -69,19 +68,8 @@ def check(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace, client: "MuxClient") -> int:
-    pane_id, instance, path = client.call(
-        "SplitPane", body=[args.id, args.direction, args.ratio, args.options]
-    )
-    if args.json:
-        result: dict[str, Any] = {"id": pane_id, "path": path}
-        if instance:
-            result["instance"] = bytes(instance).hex()
-        print_json(result)
-    elif instance:
-        print(f"{pane_id} {bytes(instance).hex()}")
-    else:
-        print(pane_id)
-    return 0
+    body = [args.id, args.direction, args.ratio, args.options]
+    return print_started(args, *client.call("SplitPane", body=body))
 
 
 COMMAND = ServiceCommand(
