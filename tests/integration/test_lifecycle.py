@@ -38,6 +38,7 @@ def test_restore_problems_survive_an_upgrade(tmp_root: Path) -> None:
         svc.start()
         (before,) = svc.call("ListRestoreProblems")
         assert len(before) == 1
+        holder = svc.panes()
 
         svc.muxctl("upgrade", check=True)
 
@@ -45,7 +46,15 @@ def test_restore_problems_survive_an_upgrade(tmp_root: Path) -> None:
         assert [{k: v.value for k, v in p.items()} for p in after] == [
             {k: v.value for k, v in p.items()} for p in before
         ]
+        assert svc.panes() == holder, "its place holder too"
         path, _ = svc.call("Snapshot")
         assert str(program) in Path(path).read_text(), "still kept in the snapshot"
+        # Given up after the upgrade: the new muxd knows which pane held its place.
+        (pane_id,) = holder
+        svc.call("Kill", "t", [pane_id])
+        (after,) = svc.call("ListRestoreProblems")
+        assert after == []
+        path, _ = svc.call("Snapshot")
+        assert str(program) not in Path(path).read_text()
     finally:
         svc.stop()

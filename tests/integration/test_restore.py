@@ -85,42 +85,100 @@ def _by_argv(svc: Service) -> list[tuple[str, str, str, str]]:
     return sorted(out)
 
 
-def test_a_pane_whose_program_is_gone_is_reported_and_kept(tmp_root: Path) -> None:
+def test_a_pane_whose_program_is_gone_keeps_its_place_and_comes_back_there(
+    tmp_root: Path,
+) -> None:
     svc = Service(tmp_root, bus_address=None).start()
     program = tmp_root / "vanishing"
     shutil.copy(shutil.which("sleep") or "/bin/sleep", program)
     gone_dir = tmp_root / "gone"
     gone_dir.mkdir()
     try:
-        vanishing = svc.spawn([str(program), "600"], title="vanishing")
-        window = svc.panes()[vanishing]["window"]
+        first = svc.spawn(["sleep", "602"])
+        window = svc.panes()[first]["window"]
+        svc.call(
+            "SplitPane",
+            "tsda{sv}",
+            [
+                first,
+                "horizontal",
+                0.5,
+                {"argv": Variant("as", [str(program), "600"]), "title": Variant("s", "vanishing")},
+            ],
+        )
         survivor = svc.spawn(["sleep", "601"], cwd=str(gone_dir), window=window)
+        before = _by_argv(svc)
         assert svc.stop() == 0
+        saved_copy = program.read_bytes()
         program.unlink()
         gone_dir.rmdir()
         svc.start()
         panes = svc.panes()
-        assert [p["argv"] for p in panes.values()] == [["sleep", "601"]]
-        (info,) = panes.values()
-        assert info["cwd"] == str(svc.home), "a cwd that is gone falls back to $HOME"
-        assert "no longer exists" in svc.screen_text(int(info["id"]))
-        # Its window comes back without it, and says so where it was.
-        (windows,) = svc.call("ListWindows")
-        assert [json.loads(w["layout"].value) for w in windows] == [{"pane": info["id"]}]
-        assert "was not restored" in svc.screen_text(int(info["id"]))
+        running = {p["id"]: p for p in panes.values() if p["state"] == "running"}
+        assert sorted(p["argv"] for p in running.values()) == [["sleep", "601"], ["sleep", "602"]]
+        (moved,) = [p for p in running.values() if p["argv"] == ["sleep", "601"]]
+        assert moved["cwd"] == str(svc.home), "a cwd that is gone falls back to $HOME"
+        assert "no longer exists" in svc.screen_text(int(moved["id"]))
+        # The pane that could not start keeps its leaf: a pane with no process that says why.
+        (holder,) = [p for p in panes.values() if p["state"] == "exited"]
+        assert (holder["pid"], holder["exit_status"]) == (0, 257)
+        assert holder["argv"] == [str(program), "600"] and holder["title"] == "vanishing"
+        screen = svc.screen_text(int(holder["id"]))
+        assert "was not started again" in screen and "does not exist" in screen
+        listing = svc.muxctl("ls", check=True).stdout.splitlines()
+        (row,) = [line.split() for line in listing if line.split()[0] == str(holder["id"])]
+        assert row[2:4] == ["-", "not-restored"], listing
+        assert _by_argv(svc) == before, "its window, leaf by leaf, as it was saved"
         (problems,) = svc.call("ListRestoreProblems")
-        assert len(problems) == 1
-        problem = {k: v.value for k, v in problems[0].items()}
+        (problem,) = [{k: v.value for k, v in p.items()} for p in problems]
+        assert problem["id"] == holder["id"], "listed under the place holder's id"
         assert problem["argv"] == [str(program), "600"] and "does not exist" in problem["reason"]
-        status = svc.busctl(
-            "get-property", "org.mux.Mux1", "/org/mux/Mux1", "org.mux.Mux1.Manager", "Version"
+        # An independent client sees the same pane object.
+        pid = svc.busctl(
+            "get-property",
+            "org.mux.Mux1",
+            f"/org/mux/Mux1/pane/{holder['id']}",
+            "org.mux.Mux1.Pane",
+            "Pid",
         ).stdout
-        assert status.startswith("s ")
-        # Kept for repair: still in the snapshot, not dropped.
+        assert pid.split() == ["u", "0"]
+        # Kept for repair, in its place: the next start, with the program back, puts it there.
         path, _ = svc.call("Snapshot")
         saved = parse_session(Path(path).read_bytes())
         assert [str(program), "600"] in [p.argv for p in saved.panes]
+        program.write_bytes(saved_copy)
+        program.chmod(0o755)
+        _restart(svc)
+        panes = svc.panes()
+        assert [p["state"] for p in panes.values()] == ["running"] * 3
+        assert _by_argv(svc) == before, "back in its own leaf"
+        (problems,) = svc.call("ListRestoreProblems")
+        assert problems == []
         assert survivor  # (its id changed with the new id space)
+    finally:
+        svc.stop()
+
+
+def test_killing_a_place_holder_gives_up_the_pane_it_held(tmp_root: Path) -> None:
+    svc = Service(tmp_root, bus_address=None).start()
+    program = tmp_root / "vanishing"
+    shutil.copy(shutil.which("sleep") or "/bin/sleep", program)
+    try:
+        kept = svc.spawn(["sleep", "603"])
+        svc.spawn([str(program), "600"], window=svc.panes()[kept]["window"])
+        assert svc.stop() == 0
+        program.unlink()
+        svc.start()
+        (holder,) = [p["id"] for p in svc.panes().values() if p["state"] == "exited"]
+        svc.call("Kill", "t", [holder])
+        (problems,) = svc.call("ListRestoreProblems")
+        assert problems == []
+        (windows,) = svc.call("ListWindows")
+        (running,) = svc.panes()
+        assert [json.loads(w["layout"].value) for w in windows] == [{"pane": running}]
+        path, _ = svc.call("Snapshot")
+        saved = parse_session(Path(path).read_bytes())
+        assert [p.argv for p in saved.panes] == [["sleep", "603"]], "given up for good"
     finally:
         svc.stop()
 
@@ -189,7 +247,8 @@ def test_a_program_that_outlived_a_killed_muxd_is_not_started_twice(tmp_root: Pa
         svc.process.wait(timeout=30)
         wait_for(lambda: pid_alive(orphan), what="the program outliving muxd")
         svc.start()
-        assert svc.panes() == {}, "started a second copy"
+        (holder,) = svc.panes().values()
+        assert holder["state"] == "exited" and holder["pid"] == 0, "started a second copy"
         (problems,) = svc.call("ListRestoreProblems")
         (problem,) = [{k: v.value for k, v in p.items()} for p in problems]
         assert f"still runs (pid {orphan})" in problem["reason"]

@@ -152,3 +152,38 @@ def test_a_split_typed_in_a_lone_pane_opens_the_window_view(
     outer.wait_shown(view, "│")
     outer.send_keys(view, "C-b", "d")
     outer.wait_shown(view, "[detached from window")
+
+
+def test_a_place_holder_is_shown_in_its_region_and_the_view_goes_on(
+    service: Service, tmp_root: Path
+) -> None:
+    """A pane not restored holds its place (docs/windows.md#persistence): the view
+    shows what it says there, sizes the live pane to its region, and types into it."""
+    program = tmp_root / "vanishing"
+    program.write_bytes(Path("/bin/sleep").read_bytes())
+    program.chmod(0o755)
+    left = service.spawn(BASH, env={"PS1": "left$ "})
+    service.call(
+        "SplitPane",
+        "tsda{sv}",
+        [left, "horizontal", 0.5, {"argv": Variant("as", [str(program), "600"])}],
+    )
+    assert service.stop() == 0
+    program.unlink()
+    service.start()
+    (live,) = [p for p, info in service.panes().items() if info["state"] == "running"]
+    service.wait_screen(live, "left$")
+    outer = OuterTmux(tmp_root, service)
+    try:
+        view = outer.open(outer.muxctl_line("attach", str(live)), rows=24, cols=81)
+        shown = outer.wait_shown(view, "this pane keeps")
+        assert "left$" in shown
+        wait_for(
+            lambda: (service.panes()[live]["rows"], service.panes()[live]["cols"]) == (24, 40),
+            what="the live pane sized to its region",
+        )
+        outer.type_line(view, "echo typed-$((6*7))")
+        service.wait_screen(live, "typed-42")
+        outer.wait_shown(view, "typed-42")
+    finally:
+        outer.kill()

@@ -10,10 +10,14 @@ old instance stopped).
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import shutil
 import signal
 from pathlib import Path
 
+from mux.protocol.names import EXIT_STATUS_NOT_STARTED
 from tests.harness import pid_alive, wait_for
 from tests.systemd.conftest import UserSystemd
 from tests.systemd.test_crash_survival import _tail, install, listed, restarted, scopes, spawn
@@ -127,3 +131,52 @@ def test_a_damaged_record_falls_back_to_the_snapshot_and_runs_nothing_twice(
     sd.systemctl("stop", "mux.service")
     wait_for(lambda: not any(map(pid_alive, pids)), what="every pane's process to end")
     assert scopes(sd) == []
+
+
+def _shape(sd: UserSystemd) -> list[str]:
+    """Every window's layout with its panes named by their argv (ids change at a restore)."""
+    argv = {pane_id: " ".join(pane["argv"]) for pane_id, pane in listed(sd).items()}
+    windows = json.loads(sd.muxctl("windows", "--json").stdout)
+    return sorted(
+        re.sub(r'"pane": ?(\d+)', lambda m: f'"pane": "{argv[int(m[1])]}"', json.dumps(w["layout"]))
+        for w in windows
+    )
+
+
+def test_a_place_holder_and_its_problem_outlive_a_crash(
+    user_systemd: UserSystemd, tmp_path: Path
+) -> None:
+    sd = user_systemd
+    log = install(sd, "Environment=MUX_LOG_LEVEL=DEBUG")
+    program = tmp_path / "vanishing"
+    shutil.copy(shutil.which("sleep") or "/bin/sleep", program)
+    first_keeper = spawn(sd, "--title", "keeper", "--", "sleep", "970")
+    split = sd.muxctl("split", str(first_keeper), "--horizontal", "--", str(program), "971")
+    assert split.returncode == 0, split.stderr
+    shape = _shape(sd)
+    sd.systemctl("stop", "mux.service")
+    program.unlink()
+    sd.systemctl("start", "mux.service")
+    before = wait_for(lambda: listed(sd), what=f"muxctl to answer\n{_tail(log)}")
+    (keeper,) = [p for p in before.values() if p["state"] == "running"]
+    (holder,) = [p for p in before.values() if p["state"] == "exited"]
+    assert (holder["pid"], holder["exit_status"]) == (0, EXIT_STATUS_NOT_STARTED)
+    assert _shape(sd) == shape, "the place held"
+    wait_for(lambda: len(scopes(sd)) == 1, what=f"the keeper's scope\n{_tail(log)}")
+    _snapshot(sd)
+    first = sd.main_pid()
+
+    os.kill(first, signal.SIGKILL)
+    restarted(sd, first, log)
+    after = wait_for(lambda: listed(sd), what=f"muxctl to answer\n{_tail(log)}")
+    assert after[keeper["id"]]["pid"] == keeper["pid"], "the keeper re-adopted"
+    assert after[holder["id"]] == holder, "the place holder as it was"
+    assert _shape(sd) == shape
+    problems = sd.busctl(
+        "call", "org.mux.Mux1", "/org/mux/Mux1", "org.mux.Mux1.Manager", "ListRestoreProblems"
+    )
+    assert problems.stdout.startswith("aa{sv} 1 "), problems
+    assert str(program) in problems.stdout and "does not exist" in problems.stdout, problems
+
+    sd.systemctl("stop", "mux.service")
+    wait_for(lambda: not pid_alive(int(keeper["pid"])), what="the keeper to end")

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from mux.panes.pane import Pane
 from mux.panes.table import PaneTable
+from mux.protocol.names import EXIT_STATUS_NOT_STARTED
 from mux.protocol.spawn_options import LaunchKind, SpawnRequest
 from mux.state.capture import SnapshotCache, capture_session, capture_steps
 from mux.state.restore import restore_session
@@ -85,7 +86,13 @@ def test_a_vanished_program_is_reported_and_a_vanished_directory_noted(tmp_path:
         (problem,) = restore_session(table, session, str(tmp_path), None)
         assert problem.pane.argv == [str(program), "600"]
         assert "does not exist" in problem.reason
-        (pane,) = table
+        # Its place is held, under the id it is kept with, by a pane with no process.
+        holder = table.get(problem.pane.id)
+        assert (holder.is_running, holder.has_process) == (False, False)
+        assert (holder.exit_status, holder.argv) == (EXIT_STATUS_NOT_STARTED, (str(program), "600"))
+        assert holder.window == problem.window
+        assert "does not exist" in "".join(holder.screen_lines())
+        (pane,) = [pane for pane in table if pane.is_running]
         assert pane.argv == ("sleep", "604") and pane.id != moved
         assert pane.cwd == str(tmp_path), "a directory that is gone falls back to home"
         await until(lambda: "no longer exists" in "".join(pane.screen_lines()), "the note")
@@ -104,7 +111,8 @@ def test_a_program_still_running_from_before_is_not_started_twice(tmp_path: Path
         session = capture_session(table, 1)
         (problem,) = restore_session(table, session, str(tmp_path), None)
         assert "still runs" in problem.reason
-        assert [pane.id for pane in table] == [survivor], "no second copy was started"
+        running = [pane.id for pane in table if pane.is_running]
+        assert running == [survivor], "no second copy was started"
         os.kill(table.get(survivor).pid, 0)
 
     with_table(tmp_path, test)

@@ -5,7 +5,7 @@ import shlex
 import sys
 from typing import TYPE_CHECKING, Any
 
-from mux.protocol.names import EXIT_STATUS_UNKNOWN
+from mux.protocol.names import EXIT_STATUS_NOT_STARTED, EXIT_STATUS_UNKNOWN
 from muxctl.commands.command import ServiceCommand
 from muxctl.errors import EXIT_USAGE, CtlError
 from muxctl.output import print_json, print_table, unwrap
@@ -18,6 +18,8 @@ def _state(pane: dict[str, Any]) -> str:
     if pane["state"] == "running":
         return "running"
     status = pane["exit_status"]
+    if status == EXIT_STATUS_NOT_STARTED:
+        return "not-restored"  # a place holder: its screen says why
     return "exited(unknown)" if status == EXIT_STATUS_UNKNOWN else f"exited({status})"
 
 
@@ -82,7 +84,7 @@ def run(args: argparse.Namespace, client: "MuxClient") -> int:
                 *host,
                 str(p["id"]),
                 str(p["window"]),
-                str(p["pid"]),
+                str(p["pid"] or "-"),
                 state,
                 f"{p['cols']}x{p['rows']}",
                 p["title"],

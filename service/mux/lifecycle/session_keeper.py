@@ -182,6 +182,14 @@ class SessionKeeper:
 
     # -- serve --------------------------------------------------------------------
 
+    def pane_removed(self, pane_id: int) -> None:
+        """A pane closed: when it held the place of a pane not restored, that pane is
+        given up (no longer kept in the snapshot nor listed)."""
+        kept = [problem for problem in self._problems if problem.pane.id != pane_id]
+        if len(kept) != len(self._problems):
+            log.info("pane %d, not restored, was given up", pane_id)
+            self._problems = kept
+
     def table_changed(self) -> None:
         if self._autosaver is not None and not self._saving_disabled:
             self._autosaver.mark_dirty()

@@ -31,6 +31,7 @@ class TableChanges:
         self._changed()
 
     def pane_removed(self, pane: Pane) -> None:
+        self._keeper.pane_removed(pane.id)
         self._changed()
 
     def pane_changed(self, pane: Pane, properties: Sequence[str]) -> None:

@@ -151,6 +151,11 @@ class Pane:
         return self.state is PaneState.RUNNING
 
     @property
+    def has_process(self) -> bool:
+        """False for a pane that holds the place of one not restored (mux.panes.placeholder)."""
+        return self.pid > 0
+
+    @property
     def title(self) -> str:
         return self.shell.title
 

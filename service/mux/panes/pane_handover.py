@@ -18,7 +18,7 @@ from mux.panes.launch_endpoint import EndpointFactory, LaunchEndpoint
 from mux.panes.ledger import SpawnRecord
 from mux.panes.pane import Pane, PaneObserver, PaneState
 from mux.panes.pane_view import PaneView
-from mux.panes.process import ChildProcess, ForeignProcess
+from mux.panes.process import ChildProcess, ForeignProcess, NoProcess
 from mux.panes.pty_channel import PtyChannel
 from mux.panes.replay import CommandReplay
 from mux.panes.shell_integration import remove_directory
@@ -101,7 +101,10 @@ def resumed_pane(
     """The pane a previous muxd handed over, on the terminal fd it left open, with its
     endpoint; not started (its table starts it once it is in place). `after_crash`:
     from the record of a muxd that crashed (`readopted`)."""
-    if after_crash:
+    process: Reapable
+    if record.pid == 0:
+        process = NoProcess()  # a place holder (mux.panes.placeholder)
+    elif after_crash:
         record, process = readopted(record)
     else:
         process = ChildProcess(record.pid)

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from mux.protocol.errors import SpawnFailed
-from mux.protocol.names import EXIT_STATUS_UNKNOWN
+from mux.protocol.names import EXIT_STATUS_NOT_STARTED, EXIT_STATUS_UNKNOWN
 from mux.system import proctree
 from mux.system.open_files import SERVICE_OPEN_FILES
 
@@ -122,6 +122,18 @@ class ChildProcess:
                 return self.returncode
             if pid == self.pid:
                 self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+
+class NoProcess:
+    """The process of a pane that has none: one that could not be restored holds its
+    place (mux.panes.placeholder). Pid 0 names no process; nothing signals, reaps or
+    waits for it."""
+
+    pid = 0
+    returncode: int | None = EXIT_STATUS_NOT_STARTED
+
+    def poll(self) -> int | None:
         return self.returncode
 
 

@@ -32,6 +32,7 @@ from mux.panes.launcher import Launcher, PreparedLaunch, abandon, launched_pane
 from mux.panes.ledger import KillRequest, check_kill
 from mux.panes.pane import Pane
 from mux.panes.pane_handover import pane_record
+from mux.panes.placeholder import NotStarted, placeholder_pane
 from mux.panes.process import StartedProcess
 from mux.panes.screen_sweeper import ScreenSweeper
 from mux.panes.windows import Placement, WindowObserver, Windows
@@ -141,8 +142,9 @@ class PaneTable:
         self._linger(pane)
 
     def _linger(self, pane: Pane) -> None:
+        # Not a place holder: it waits for a person's decision, not for a glance.
         linger = self.settings.exited_pane_linger_seconds
-        if linger is not None:
+        if linger is not None and pane.has_process:
             self.loop.call_later(linger, self._close_if_exited, pane)
 
     def _close_if_exited(self, pane: Pane) -> None:
@@ -240,6 +242,28 @@ class PaneTable:
         self.windows.place(pane.id, pane.window, placement)
         return pane
 
+    def hold_place(self, held: NotStarted, window: int) -> Pane:
+        """A pane with no process in `window` (0: a new one), for a saved pane that could
+        not be started again (mux.panes.placeholder)."""
+        if window and window not in self.windows:
+            raise InvalidArgument(f"there is no window {window}")
+        self.windows.check_room(window)
+        pane = placeholder_pane(
+            held,
+            pane_id=self.ids.new_pane_id(),
+            window=window or self.ids.new_window_id(),
+            settings=self.settings,
+            shared_reader=self.shared_reader,
+            observer=self,
+        )
+        self._panes[pane.id] = pane
+        pane.start()
+        log.info("pane %d holds the place of %s in window %d", pane.id, pane.argv[0], pane.window)
+        for observer in self._observers:
+            observer.pane_added(pane)
+        self.windows.place(pane.id, pane.window)
+        return pane
+
     def _adopt(
         self, started: StartedProcess, prepared: PreparedLaunch, spawner: str | None
     ) -> Pane:
@@ -279,7 +303,8 @@ class PaneTable:
         pane = self.get(pane_id)
         del self._panes[pane_id]
         pane.hang_up()
-        self._closing.add(pane)
+        if pane.has_process:
+            self._closing.add(pane)
         for observer in self._observers:
             observer.pane_removed(pane)
         self.windows.remove(pane_id)  # (after the pane: its window's news comes last)

@@ -22,6 +22,9 @@ FEATURE_LINKS: Final = 0x00400000  # RegisterLink (docs/federation.md#links)
 # ended while no muxd ran, or after a restarted muxd re-adopted it): exit codes
 # are 0-255 and signals negative, so this value is no status a program can have.
 EXIT_STATUS_UNKNOWN: Final = 256
+# ExitStatus of a pane of the last session that could not be started again: it holds
+# its place in its window, with no process (Pid 0), and ListRestoreProblems says why.
+EXIT_STATUS_NOT_STARTED: Final = 257
 
 # Where a pane's working directory is known from (docs/dbus-api.md#pane-objects).
 CwdSource = Literal["launch", "shell", "process"]

@@ -3,7 +3,9 @@
 Exited panes are not part of it (an exited pane is never resurrected, docs/dbus-api.md):
 a window is saved with its layout without them (their space to their siblings, as
 when a pane closes) and, when one of them had the focus, the focus on the pane
-before it in the tree. A window with no running pane is not saved.
+before it in the tree. A window with no running pane is not saved. The exception
+is a place holder of a pane not restored (mux.panes.placeholder): the saved pane it
+stands for is kept in its place, to be tried again.
 
 The models are built with `model_construct`, unvalidated: every value comes from
 mux's own pane table, already of the schema's types, and validating 500 panes cost
@@ -229,13 +231,18 @@ def capture_steps(
     cache: SnapshotCache | None = None,
 ) -> CaptureSteps:
     """`kept`: panes that could not be restored, (snapshot, window id), saved as they
-    were so that they can be repaired, each in a window of its own. Which panes and
+    were so that they can be repaired: in the place their place holder has (its id
+    is theirs), or, with none (handed over by an older muxd), each in a window of
+    its own. Which panes and
     windows are saved is settled at the start, so the layout and the panes agree
     whatever happens between steps; each pane is read as it is at its step.
     `cache`: models of earlier captures, reused where nothing changed (None: all new)."""
     models = cache if cache is not None else SnapshotCache()
     live = sorted((pane for pane in panes if pane.is_running), key=lambda p: p.id)
-    saved = frozenset(pane.id for pane in live)
+    kept = list(kept)
+    # A kept pane whose place holder is in a window is saved in that place.
+    in_place = {snapshot.id for snapshot, _ in kept if panes.windows.window_of(snapshot.id)}
+    saved = frozenset(pane.id for pane in live) | in_place
     # Copies: a window changes as panes come and go between steps (its tree is
     # immutable, a copy is as it is now).
     windows = sorted(
@@ -251,13 +258,15 @@ def capture_steps(
         live, lambda pane: models.pane(pane, replay_allowlist), step
     )
     for snapshot, window in kept:
+        saved_panes.append(snapshot)
+        if snapshot.id in in_place:
+            continue
         node = LayoutNode.model_construct(id=1, kind="pane", pane=snapshot.id)
         saved_windows.append(
             WindowSnapshot.model_construct(
                 id=window, nodes=[node], root=1, focused_pane=snapshot.id
             )
         )
-        saved_panes.append(snapshot)
     yield
     session = Session.model_construct(
         version=1,

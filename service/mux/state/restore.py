@@ -3,7 +3,8 @@
 Processes are recreated, not revived, and each restored pane says so in its
 first line. A directory that is gone falls back to $HOME, visibly. A pane
 that cannot be started (its program is gone) is reported — log, status, and
-ListRestoreProblems over D-Bus — and stays in the snapshot for repair.
+ListRestoreProblems over D-Bus — keeps its place in its window as a place
+holder that says why, and stays in the snapshot for repair.
 """
 
 import logging
@@ -11,7 +12,10 @@ import os
 import time
 from dataclasses import dataclass
 
+from mux.panes.cwd import CwdObservation
+from mux.panes.launch import Launch
 from mux.panes.pane import Pane
+from mux.panes.placeholder import NotStarted
 from mux.panes.replay import CommandReplay
 from mux.panes.table import PaneTable
 from mux.protocol.errors import MuxError
@@ -92,64 +96,110 @@ def restore_session(
     checkpoints: CheckpointStore | None,
     only: set[int] | None = None,
 ) -> list[RestoreProblem]:
-    """Start the saved panes again; `checkpoints`: where applications' references are
-    (None: the resurrection adapter is off); `only`: the ids of the panes to restore
-    (None: all)."""
+    """Start the saved panes again, each window with its panes in their places; a pane
+    that cannot be started keeps its place as a place holder (mux.panes.placeholder).
+    `checkpoints`: where applications' references are (None: the resurrection adapter
+    is off); `only`: the ids of the panes to restore (None: all; after a crash, those
+    not re-adopted: they go back into the window the others are in)."""
     saved_at = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(session.saved_at))
     panes = {pane.id: pane for pane in session.panes}
     problems: list[RestoreProblem] = []
     for window in session.windows:
-        restored: dict[int, Pane] = {}  # saved pane id -> the pane restored
         layout = saved_layout(window)
-        order = list(panes_of(layout))
-        if only is not None:
-            order = [pane_id for pane_id in order if pane_id in only]
+        order = [pane for pane in panes_of(layout) if only is None or pane in only]
+        if not order:
+            continue
+        live_window = _window_of_readopted(table, layout, order)
+        placed: dict[int, int] = {}  # saved pane id -> the id it has now
         for pane_id in order:
-            assert pane_id is not None
             saved = panes[pane_id]
-            if _still_running(saved):
-                reason = (
-                    f"it still runs (pid {saved.pid}) from before mux stopped; it was not "
-                    "started a second time"
-                )
-                problems.append(_not_restored(table, saved, reason))
-                continue
-            new_window = next(iter(restored.values())).window if restored else 0
-            notes = [
-                f"mux: restored from the snapshot of {saved_at}: a new process, not the old one"
-            ]
-            cwd = saved.cwd.path
-            if not os.path.isdir(cwd):
-                notes.append(f"mux: {cwd} no longer exists; started in {home} instead")
-                cwd = home
-            offer = _checkpoint_offer(checkpoints, saved, notes)
-            if saved.replay is not None:
-                notes.append(f"mux: typing again at the first prompt: {saved.replay}")
-            try:
-                pane = table.spawn(
-                    _request(saved, cwd, new_window), notice="\r\n".join(notes), offer=offer
-                )
-            except Exception as e:  # whatever it is, the other panes still come back
-                reason = e.message if isinstance(e, MuxError) else f"it could not be started ({e})"
-                problems.append(_not_restored(table, saved, reason))
-                continue
-            if saved.replay is not None and pane.launch.kind is LaunchKind.SHELL:
-                generation = saved.checkpoint.generation if saved.checkpoint else None
-                pane.shell.replay = CommandReplay(saved.replay, generation)
-            if not saved.title_explicit:
-                # The title the program had set: observers hear of it like of any other.
-                pane.set_program_title(saved.title)
-            restored[pane_id] = pane
-        if restored:
-            _lay_out(table, window, layout, restored, problems)
+            restored = _restore_pane(
+                table, saved, live_window, saved_at=saved_at, home=home, checkpoints=checkpoints
+            )
+            if isinstance(restored, RestoreProblem):
+                problems.append(restored)
+                placed[pane_id], live_window = restored.pane.id, restored.window
+            else:
+                placed[pane_id], live_window = restored.id, restored.window
+        _lay_out(table, window, layout, placed, live_window)
     return problems
 
 
-def _not_restored(table: PaneTable, saved: PaneSnapshot, reason: str) -> RestoreProblem:
-    """The problem kept (in the snapshot, under fresh ids) until it is repaired."""
+def _window_of_readopted(table: PaneTable, layout: Node, restoring: list[int]) -> int:
+    """After a crash: the window the re-adopted panes of a saved window are in (they
+    kept their ids); 0 (a new window) when none of them is."""
+    for pane_id in panes_of(layout):
+        if pane_id not in restoring:
+            window = table.windows.window_of(pane_id)
+            if window is not None:
+                return window
+    return 0
+
+
+def _restore_pane(
+    table: PaneTable,
+    saved: PaneSnapshot,
+    window: int,
+    *,
+    saved_at: str,
+    home: str,
+    checkpoints: CheckpointStore | None,
+) -> Pane | RestoreProblem:
+    if _still_running(saved):
+        reason = (
+            f"it still runs (pid {saved.pid}) from before mux stopped; it was not started "
+            "a second time"
+        )
+        return _not_restored(table, saved, reason, window)
+    notes = [f"mux: restored from the snapshot of {saved_at}: a new process, not the old one"]
+    cwd = saved.cwd.path
+    if not os.path.isdir(cwd):
+        notes.append(f"mux: {cwd} no longer exists; started in {home} instead")
+        cwd = home
+    offer = _checkpoint_offer(checkpoints, saved, notes)
+    if saved.replay is not None:
+        notes.append(f"mux: typing again at the first prompt: {saved.replay}")
+    try:
+        pane = table.spawn(_request(saved, cwd, window), notice="\r\n".join(notes), offer=offer)
+    except Exception as e:  # whatever it is, the other panes still come back
+        reason = e.message if isinstance(e, MuxError) else f"it could not be started ({e})"
+        return _not_restored(table, saved, reason, window)
+    if saved.replay is not None and pane.launch.kind is LaunchKind.SHELL:
+        generation = saved.checkpoint.generation if saved.checkpoint else None
+        pane.shell.replay = CommandReplay(saved.replay, generation)
+    if not saved.title_explicit:
+        # The title the program had set: observers hear of it like of any other.
+        pane.set_program_title(saved.title)
+    return pane
+
+
+def _not_restored(
+    table: PaneTable, saved: PaneSnapshot, reason: str, window: int
+) -> RestoreProblem:
+    """The problem, with a place holder in `window` (0: a new one) under whose id it is
+    kept in the snapshot until it is repaired or given up."""
     log.error("pane %d (%s) was not restored: %s", saved.id, saved.argv[0], reason)
-    kept = saved.model_copy(update={"id": table.ids.new_pane_id()})
-    return RestoreProblem(kept, table.ids.new_window_id(), reason, saved_id=saved.id)
+    held = _held(saved, reason)
+    try:
+        holder = table.hold_place(held, window)
+    except MuxError:  # its window is full (MAX_DEPTH): a window of its own
+        holder = table.hold_place(held, 0)
+    kept = saved.model_copy(update={"id": holder.id})
+    return RestoreProblem(kept, holder.window, reason, saved_id=saved.id)
+
+
+def _held(saved: PaneSnapshot, reason: str) -> NotStarted:
+    launch = Launch(
+        kind=saved.kind,
+        argv=tuple(saved.argv),
+        program=saved.program or "",
+        env_overrides=tuple(saved.env_overrides.items()),
+        invocation=saved.invocation,
+    )
+    cwd = CwdObservation(saved.cwd.path, saved.cwd.source, saved.cwd.captured_at)
+    return NotStarted(
+        launch, saved.title, saved.title_explicit, cwd, saved.rows, saved.cols, reason
+    )
 
 
 def saved_layout(window: WindowSnapshot) -> Node:
@@ -169,34 +219,18 @@ def _tree(nodes: dict[int, LayoutNode], node_id: int) -> Node:
 
 
 def _lay_out(
-    table: PaneTable,
-    window: WindowSnapshot,
-    layout: Node,
-    restored: dict[int, Pane],
-    problems: list[RestoreProblem],
+    table: PaneTable, window: WindowSnapshot, layout: Node, placed: dict[int, int], live: int
 ) -> None:
-    """The restored panes in the places their window had saved for them; a pane that
-    did not come back leaves its place to its sibling, and says so in that window."""
-    gone = [pane for pane in panes_of(layout) if pane not in restored]
-    for pane in gone:
-        pruned = without_pane(layout, pane)
-        assert pruned is not None  # (some pane of the window was restored)
-        layout = pruned
-    renamed = with_panes_renamed(layout, {old: new.id for old, new in restored.items()})
-    focus = restored.get(window.focused_pane)
-    first = next(iter(restored.values()))
-    table.windows.take_saved(
-        first.window,
-        renamed,
-        focus.id if focus is not None else first.id,
-        window.title,
-        window.geometry or {},
-    )
-    by_saved_id = {problem.saved_id: problem for problem in problems}
-    for pane in gone:
-        problem = by_saved_id.get(pane)
-        if problem is not None:
-            first.show_notice(
-                f"mux: pane {pane} of this window ({problem.pane.argv[0]}) was not restored: "
-                f"{problem.reason} (muxctl problems)"
-            )
+    """The panes in the places their window had saved for them (`placed`: saved id ->
+    id now, restored or holding the place; after a crash the re-adopted panes of
+    window `live` keep their ids and places)."""
+    present = set(table.windows.get(live).panes)
+    for pane in panes_of(layout):
+        if pane not in placed and pane not in present:
+            pruned = without_pane(layout, pane)
+            assert pruned is not None  # (some pane of the window was placed)
+            layout = pruned
+    ids_now = {pane: placed.get(pane, pane) for pane in panes_of(layout)}
+    renamed = with_panes_renamed(layout, ids_now)
+    focus = placed.get(window.focused_pane, window.focused_pane)
+    table.windows.take_saved(live, renamed, focus, window.title, window.geometry or {})

@@ -30,6 +30,8 @@ def sessions_members(session_ids: Collection[int]) -> dict[int, list[int]]:
 
 def kill_session(session_id: int) -> int:
     """SIGKILL every process left in the session; returns how many were signalled."""
+    if session_id <= 1:
+        return 0  # no session of a pane's (0 would be the caller's own group)
     members = sessions_members([session_id])[session_id]
     for pid in members:
         with contextlib.suppress(OSError):
