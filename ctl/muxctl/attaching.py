@@ -40,7 +40,7 @@ from mux.protocol.attach_conversation import (
 from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS
 from muxctl.errors import EXIT_FAILURE, EXIT_PRECONDITION, EXIT_USAGE, CtlError
 from muxctl.prefix_keys import DetachNow, PrefixKeys, Typed
-from muxctl.rawterm import RawTerminal, window_size
+from muxctl.rawterm import RawTerminal, read_keys, window_size
 from muxctl.terminal_out import TerminalOut
 
 RECV_SIZE = 256 * 1024
@@ -300,12 +300,9 @@ class AttachClient:
                     return outcome
 
     def _from_keyboard(self) -> Outcome | None:
-        try:
-            data = os.read(self._in, 65536)
-        except (BlockingIOError, InterruptedError):
+        data = read_keys(self._in)
+        if data is None:
             return None
-        except OSError:
-            data = b""
         if not data:  # the terminal is gone
             self._keys_open = False
             return self._start_detach()

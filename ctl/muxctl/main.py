@@ -91,6 +91,7 @@ def _verb(argv: list[str]) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(_verb(argv)).parse_args(argv)
+    args.words = argv  # as typed: argparse drops a `--` that a check may need to see
     command: ServiceCommand | LocalCommand = args.command_entry
     try:
         if args.host is not None:

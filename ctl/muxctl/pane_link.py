@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mux.protocol import attach as proto
-from mux.protocol.attach_conversation import ClientConversation, ClientFrame
+from mux.protocol.attach_conversation import SERVICE_UPGRADING, ClientConversation, ClientFrame
 from muxctl.attaching import Gone, Outgoing
 from muxctl.errors import CtlError
 
@@ -37,7 +37,13 @@ class PaneEnded:
     why: str
 
 
-PaneEvent = PaneOutput | PaneAttached | PaneEnded
+@dataclass(frozen=True)
+class PaneInterrupted:
+    """mux re-execs itself (an upgrade): the same pane is there to attach to again, on
+    a new connection, a moment later."""
+
+
+PaneEvent = PaneOutput | PaneAttached | PaneEnded | PaneInterrupted
 
 
 class PaneLink:
@@ -49,6 +55,7 @@ class PaneLink:
         self._conversation = ClientConversation()
         self.outgoing = Outgoing()
         self.ended = False
+        self._upgrading = False  # the service said so: its going away is not an end
 
     def connect(self) -> None:
         """Connect and ask for the pane at its size (pipelined, as muxctl.attaching)."""
@@ -95,7 +102,7 @@ class PaneLink:
             data = b""
         if not data:
             self.ended = True
-            return [PaneEnded("mux went away")]
+            return [PaneInterrupted() if self._upgrading else PaneEnded("mux went away")]
         self._conversation.receive_data(data)
         events: list[PaneEvent] = []
         try:
@@ -122,6 +129,9 @@ class PaneLink:
         if isinstance(frame, proto.Detached):
             self.ended = True
             return PaneEnded("detached")
+        if isinstance(frame, proto.Error) and frame.code == SERVICE_UPGRADING:
+            self._upgrading = True  # (the connection closes next)
+            return None
         if isinstance(frame, proto.Error) and frame.code not in ("InvalidArgument", "Unavailable"):
             self.ended = True
             return PaneEnded(frame.message)

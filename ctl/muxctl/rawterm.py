@@ -43,6 +43,17 @@ def window_size(fd: int) -> tuple[int, int]:
     return (rows or 24), (cols or 80)
 
 
+def read_keys(fd: int) -> bytes | None:
+    """What was typed on the (readable) terminal `fd`: None when nothing is there after
+    all, b"" when the terminal is gone (end of file, or an error reading it)."""
+    try:
+        return os.read(fd, 65536)
+    except (BlockingIOError, InterruptedError):
+        return None
+    except OSError:
+        return b""
+
+
 def write_within(fd: int, data: bytes, seconds: float) -> None:
     """Write `data` to a non-blocking `fd`, giving up after `seconds` (a stalled terminal)."""
     deadline = time.monotonic() + seconds

@@ -10,7 +10,9 @@ its focus — is muxd's, over D-Bus: a command changes it there (SplitPane,
 SetWindow, Kill) and the view follows what ListWindows says, after each command
 and every REFRESH_SECONDS (a split made by another client shows within that).
 Zooming is this view's own: the zoomed pane fills the terminal until zoomed back.
-Each pane is sized to its region, so its program draws for the space it has.
+Each pane is sized to its region, so its program draws for the space it has. A
+graceful upgrade of mux cuts every link (ServiceUpgrading): each is made again
+to the same pane, and the window asked for again once mux is back on the bus.
 """
 
 import json
@@ -24,11 +26,11 @@ from typing import TYPE_CHECKING, Any, Literal
 from mux.protocol import attach as proto
 from mux.protocol.layout import Leaf, Node, from_data, panes_of
 from mux.protocol.regions import Regions, neighbour, place
-from muxctl.attaching import Outcome
+from muxctl.attaching import RECONNECT_TIMEOUT_SECONDS, Outcome
 from muxctl.errors import EXIT_FAILURE, CtlError, RemoteError
-from muxctl.pane_link import PaneAttached, PaneEnded, PaneLink, PaneOutput
+from muxctl.pane_link import PaneAttached, PaneEnded, PaneInterrupted, PaneLink, PaneOutput
 from muxctl.prefix_keys import Command, DetachNow, PrefixKeys, Typed
-from muxctl.rawterm import RawTerminal, window_size
+from muxctl.rawterm import RawTerminal, read_keys, window_size
 from muxctl.terminal_out import TerminalOut
 from muxctl.window_screen import WindowScreen
 
@@ -38,6 +40,7 @@ if TYPE_CHECKING:
 Way = Literal["left", "right", "up", "down"]
 REFRESH_SECONDS = 1.0
 DETACH_TIMEOUT_SECONDS = 2.0
+REATTACH_POLL_SECONDS = 0.05
 TERMINAL_BACKLOG_BYTES = 1 << 20
 DIRECTIONS: dict[str, Way] = {"up": "up", "down": "down", "left": "left", "right": "right"}
 _WATCHED_SIGNALS = (signal.SIGWINCH, signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
@@ -73,6 +76,9 @@ class WindowView:
         self._regions: Regions | None = None
         self._terminal = TerminalOut(output_fd)
         self._detaching_since: float | None = None
+        # An upgrade of mux under way: the panes to attach to again, and until when.
+        self._to_reattach: set[int] = set()
+        self._reattach_until: float | None = None
 
     # -- the window, as muxd has it -----------------------------------------------------
 
@@ -103,7 +109,10 @@ class WindowView:
         for pane in list(self._links):
             if pane not in self._regions.panes:
                 self._links.pop(pane).close()
+        self._to_reattach &= set(self._regions.panes)
         for pane, rect in self._regions.panes.items():
+            if pane in self._to_reattach:
+                continue  # (its link comes back in _reattach)
             size = (max(1, rect.rows), max(1, rect.cols))
             link = self._links.get(pane)
             if link is None:
@@ -162,6 +171,9 @@ class WindowView:
                 writable.append(self._out)
             now = time.monotonic()
             deadline = next_refresh
+            if self._to_reattach:
+                self._reattach()
+                deadline = min(deadline, now + REATTACH_POLL_SECONDS)
             if self._detaching_since is not None:
                 deadline = self._detaching_since + DETACH_TIMEOUT_SECONDS
                 if now >= deadline or not links:
@@ -200,6 +212,10 @@ class WindowView:
                 self._links[event.pane] = self._links.pop(0)
                 self._focus = event.pane
                 self._load()
+            elif isinstance(event, PaneInterrupted):
+                self._links.pop(link.pane).close()
+                self._to_reattach.add(link.pane)
+                self._reattach_until = time.monotonic() + RECONNECT_TIMEOUT_SECONDS
             elif isinstance(event, PaneEnded) and self._detaching_since is None:
                 if event.why == "mux went away":
                     return Outcome("mux went away (it stopped or crashed)", EXIT_FAILURE, True)
@@ -208,19 +224,41 @@ class WindowView:
         return None
 
     def _refresh(self) -> None:
-        if self._window:
+        if not self._window:
+            return
+        try:
             self._load()
+        except (CtlError, RemoteError):
+            if self._reattach_until is None:
+                raise
+            return  # mux is between its two programs, off the bus: asked again next time
+        if not self._to_reattach:
+            self._reattach_until = None
+
+    def _reattach(self) -> None:
+        """Each pane the upgrade cut off, on a new connection (the new muxd accepts on the
+        same socket; until it runs, a connection waits in its backlog)."""
+        assert self._reattach_until is not None
+        for pane in sorted(self._to_reattach):
+            rect = self._regions.panes.get(pane) if self._regions is not None else None
+            size = (max(1, rect.rows), max(1, rect.cols)) if rect is not None else self._size
+            link = PaneLink(self._path, pane, size)
+            try:
+                link.connect()
+            except CtlError:
+                if time.monotonic() > self._reattach_until:
+                    raise CtlError("mux did not come back after its upgrade") from None
+                continue
+            self._links[pane] = link
+            self._to_reattach.discard(pane)
 
     # -- keys and commands --------------------------------------------------------------
 
     def _from_keyboard(self) -> Outcome | None:
-        try:
-            data = os.read(self._in, 65536)
-        except (BlockingIOError, InterruptedError):
+        data = read_keys(self._in)
+        if data is None:
             return None
-        except OSError:
-            data = b""
-        if not data:
+        if not data:  # the terminal is gone
             return self._start_detach()
         for event in self._keys.feed(data):
             if isinstance(event, Typed):

@@ -187,3 +187,25 @@ def test_a_place_holder_is_shown_in_its_region_and_the_view_goes_on(
         outer.wait_shown(view, "typed-42")
     finally:
         outer.kill()
+
+
+def test_the_view_follows_a_graceful_upgrade(service: Service, outer: OuterTmux) -> None:
+    """`Upgrade` ends every attach connection (ServiceUpgrading): the view attaches
+    to each pane again, and its window commands reach the new muxd."""
+    window, left, right = side_by_side(service)
+    view = outer.open(outer.muxctl_line("attach", str(left)), rows=24, cols=81)
+    outer.wait_shown(view, "right$")
+    wait_for(lambda: layout(service, window)["focus"] == left, what="the focus on the left pane")
+    assert service.process is not None
+    muxd = service.process.pid
+
+    service.muxctl("upgrade", check=True)
+    service.call("SendInput", "tay", [right, b"echo after-$((6*7))\n"])
+    outer.wait_shown(view, "after-42")  # the right pane's output, live again
+    outer.type_line(view, "echo typed-$((5*5))")
+    service.wait_screen(left, "typed-25")
+    outer.send_keys(view, "C-b", "Right")
+    wait_for(lambda: layout(service, window)["focus"] == right, what="a command to the new muxd")
+    assert service.process.pid == muxd, "upgraded in place"
+    outer.send_keys(view, "C-b", "d")
+    outer.wait_shown(view, "detached from window")

@@ -55,3 +55,26 @@ def test_declaring_the_verbs_loads_neither_asyncio_nor_dbus() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
     )
     assert result.stdout.strip() == "[]"
+
+
+def _split(*words: str) -> argparse.Namespace:
+    """`muxctl split WORDS…` parsed and checked as main does."""
+    from muxctl.commands import split
+
+    argv = ["split", *words]
+    args = build_parser("split").parse_args(argv)
+    args.words = argv
+    split.check(args)
+    return args
+
+
+def test_split_takes_its_options_around_the_pane_id_and_the_program_after_dashes() -> None:
+    args = _split("3", "--horizontal", "--ratio", "0.3", "--", "sleep", "1")
+    assert (args.direction, args.ratio, args.command) == ("horizontal", 0.3, ["sleep", "1"])
+    assert _split("--horizontal", "3", "--", "top").command == ["top"]
+    assert _split("3", "--horizontal").command == []
+    # A program whose name starts with a dash is the program, not an option.
+    args = _split("3", "--", "-weird", "--flag")
+    assert (args.direction, args.command) == ("vertical", ["-weird", "--flag"])
+    args = _split("3", "--horizontal", "--", "-weird")
+    assert (args.direction, args.command) == ("horizontal", ["-weird"])

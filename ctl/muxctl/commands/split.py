@@ -52,7 +52,10 @@ def add_options(parser: argparse.ArgumentParser) -> None:
 def check(args: argparse.Namespace) -> None:
     rest = list(args.rest)
     options: list[str] = []
-    if rest and rest[0].startswith("-"):  # options, then `--` (argparse drops a first `--`)
+    # argparse drops a `--` right after the pane id: then all the rest is the program
+    # (`split 3 -- -weird-name`); otherwise split's options come before any `--`.
+    dropped = "--" not in rest and "--" in getattr(args, "words", ())
+    if rest and rest[0].startswith("-") and not dropped:
         at = rest.index("--") if "--" in rest else len(rest)
         options, rest = rest[:at], rest[at + 1 :]
     args.command = rest
