@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from mux.protocol import attach as proto
 from mux.protocol.layout import Leaf, Node, from_data, panes_of
 from mux.protocol.regions import Regions, neighbour, place
-from muxctl.attaching import RECONNECT_TIMEOUT_SECONDS, Outcome
+from muxctl.attaching import Outcome
 from muxctl.errors import EXIT_FAILURE, CtlError, RemoteError
 from muxctl.pane_link import PaneAttached, PaneEnded, PaneInterrupted, PaneLink, PaneOutput
+from muxctl.pane_links import PaneLinks
 from muxctl.prefix_keys import Command, DetachNow, PrefixKeys, Typed
 from muxctl.rawterm import RawTerminal, read_keys, window_size
 from muxctl.terminal_out import TerminalOut
@@ -62,13 +63,12 @@ class WindowView:
         output_fd: int = 1,
     ) -> None:
         self._client = client
-        self._path = socket_path
         self._asked = pane  # 0: the last used pane, named by the service when attached
         self._keys = keys
         self._in, self._out = input_fd, output_fd
         self._size = window_size(output_fd)
         self._screen = WindowScreen(*self._size)
-        self._links: dict[int, PaneLink] = {}
+        self._links = PaneLinks(socket_path)
         self._window = 0
         self._layout: Node | None = None
         self._focus = pane
@@ -76,9 +76,6 @@ class WindowView:
         self._regions: Regions | None = None
         self._terminal = TerminalOut(output_fd)
         self._detaching_since: float | None = None
-        # An upgrade of mux under way: the panes to attach to again, and until when.
-        self._to_reattach: set[int] = set()
-        self._reattach_until: float | None = None
 
     # -- the window, as muxd has it -----------------------------------------------------
 
@@ -106,21 +103,13 @@ class WindowView:
         assert self._layout is not None
         shown: Node = Leaf(self._zoomed) if self._zoomed is not None else self._layout
         self._regions = place(shown, *self._size)
-        for pane in list(self._links):
-            if pane not in self._regions.panes:
-                self._links.pop(pane).close()
-        self._to_reattach &= set(self._regions.panes)
-        for pane, rect in self._regions.panes.items():
-            if pane in self._to_reattach:
-                continue  # (its link comes back in _reattach)
-            size = (max(1, rect.rows), max(1, rect.cols))
-            link = self._links.get(pane)
-            if link is None:
-                link = self._links[pane] = PaneLink(self._path, pane, size)
-                link.connect()
-            else:
-                link.resize(*size)
+        self._links.match({pane: self._size_of(pane) for pane in self._regions.panes})
         self._screen.set_layout(self._regions, self._focus, self._size)
+
+    def _size_of(self, pane: int) -> tuple[int, int]:
+        """The size of `pane`'s region (the terminal's, before there are regions)."""
+        rect = self._regions.panes.get(pane) if self._regions is not None else None
+        return (max(1, rect.rows), max(1, rect.cols)) if rect is not None else self._size
 
     # -- the loop -----------------------------------------------------------------------
 
@@ -144,8 +133,7 @@ class WindowView:
                 signal.signal(signum, handler)
             os.close(wake_read)
             os.close(wake_write)
-            for link in self._links.values():
-                link.close()
+            self._links.close()
         return outcome
 
     def _serve(self, wake_fd: int) -> Outcome:
@@ -155,12 +143,11 @@ class WindowView:
                 self._set_focus(self._asked)
                 self._load()
         else:  # the service names the pane: one link first, the window once it has
-            link = self._links[0] = PaneLink(self._path, 0, self._size)
-            link.connect()
+            self._links.open(0, self._size)
         self._terminal.add(self._screen.full())
         next_refresh = time.monotonic() + REFRESH_SECONDS
         while True:
-            links = {link.fileno(): link for link in self._links.values() if not link.ended}
+            links = self._links.by_fd()
             # The panes are not read while the terminal has not taken what it has.
             taking = len(self._terminal.pending) < TERMINAL_BACKLOG_BYTES
             readable = [wake_fd, *links] if taking else [wake_fd]
@@ -171,8 +158,8 @@ class WindowView:
                 writable.append(self._out)
             now = time.monotonic()
             deadline = next_refresh
-            if self._to_reattach:
-                self._reattach()
+            if self._links.reattaching:
+                self._links.reattach()
                 deadline = min(deadline, now + REATTACH_POLL_SECONDS)
             if self._detaching_since is not None:
                 deadline = self._detaching_since + DETACH_TIMEOUT_SECONDS
@@ -209,13 +196,11 @@ class WindowView:
                     self._screen.reset(link.pane)
                 self._screen.feed(link.pane, event.data)
             elif isinstance(event, PaneAttached) and self._window == 0:
-                self._links[event.pane] = self._links.pop(0)
+                self._links.named(event.pane)
                 self._focus = event.pane
                 self._load()
             elif isinstance(event, PaneInterrupted):
-                self._links.pop(link.pane).close()
-                self._to_reattach.add(link.pane)
-                self._reattach_until = time.monotonic() + RECONNECT_TIMEOUT_SECONDS
+                self._links.interrupted(link, self._size_of(link.pane))
             elif isinstance(event, PaneEnded) and self._detaching_since is None:
                 if event.why == "mux went away":
                     return Outcome("mux went away (it stopped or crashed)", EXIT_FAILURE, True)
@@ -229,37 +214,17 @@ class WindowView:
         try:
             self._load()
         except (CtlError, RemoteError):
-            if self._reattach_until is None:
+            if self._links.reattach_until is None:
                 raise
             return  # mux is between its two programs, off the bus: asked again next time
-        if not self._to_reattach:
-            self._reattach_until = None
-
-    def _reattach(self) -> None:
-        """Each pane the upgrade cut off, on a new connection (the new muxd accepts on the
-        same socket; until it runs, a connection waits in its backlog)."""
-        assert self._reattach_until is not None
-        for pane in sorted(self._to_reattach):
-            rect = self._regions.panes.get(pane) if self._regions is not None else None
-            size = (max(1, rect.rows), max(1, rect.cols)) if rect is not None else self._size
-            link = PaneLink(self._path, pane, size)
-            try:
-                link.connect()
-            except CtlError:
-                if time.monotonic() > self._reattach_until:
-                    raise CtlError("mux did not come back after its upgrade") from None
-                continue
-            self._links[pane] = link
-            self._to_reattach.discard(pane)
+        self._links.upgrade_over()
 
     # -- keys and commands --------------------------------------------------------------
 
     def _from_keyboard(self) -> Outcome | None:
         data = read_keys(self._in)
-        if data is None:
-            return None
-        if not data:  # the terminal is gone
-            return self._start_detach()
+        if not data:  # None: nothing after all; b"": the terminal is gone
+            return None if data is None else self._start_detach()
         for event in self._keys.feed(data):
             if isinstance(event, Typed):
                 focused = self._links.get(self._zoomed or self._focus)
@@ -310,13 +275,13 @@ class WindowView:
             if signum == signal.SIGWINCH:
                 self._size = window_size(self._out)
                 if self._layout is None:  # not yet attached: the one pane at this size
-                    for link in self._links.values():
+                    for link in self._links:
                         link.resize(*self._size)
                     continue
                 self._arrange()  # (each pane's emulator resized; its repaint follows)
                 self._terminal.add(self._screen.full())
             elif signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-                for link in self._links.values():
+                for link in self._links:
                     link.detach()
                 if signum == signal.SIGHUP:
                     self._terminal.pending.clear()
@@ -327,7 +292,7 @@ class WindowView:
     def _start_detach(self) -> Outcome | None:
         if self._detaching_since is None:
             self._detaching_since = time.monotonic()
-            for link in self._links.values():
+            for link in self._links:
                 link.detach()
         return None
 
