@@ -3,10 +3,12 @@
 For each count N (--counts), a fresh muxd on its own private bus gets N `sleep`
 panes from a warm client (Spawn, one after another), then: its RSS over its RSS
 with no pane (per pane), Snapshot() until durable (median of 3), and, after a stop
-(which writes the snapshot), the restore: its start to READY with N panes to
-relaunch, minus its start with nothing to restore. Beside it, a tmux server gets
+(which writes the snapshot; its time is the stop's: SIGTERM until muxd has exited,
+every pane ended), the restore: its start to READY with N panes to relaunch, minus
+its start with nothing to restore. Beside it, a tmux server gets
 the same N panes (`new-window -d` from its own warm `tmux -C` client): spawn time
-and RSS per pane. Tmux has no restore of its own.
+and RSS per pane, and the time its `kill-server` takes to end the server (tmux
+hangs its panes up and exits without waiting for them). Tmux has no restore of its own.
 
 Printed: per count, the totals and the cost per pane; then, for each figure, the
 per-pane cost at the largest count over the smallest (above 1.0 the cost per pane
@@ -32,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.harness import Service, temp_root
+from tests.harness import Service, pid_alive, temp_root
 
 from common import Tmux, TmuxControl, print_table, rss_kib
 from snapshot import snapshot_times, spawn_many, started_in
@@ -45,9 +47,11 @@ class Point:
     rss_kib: float = 0.0  # over the server with no pane
     snapshot_s: float = 0.0
     restore_s: float = 0.0
+    stop_s: float = 0.0  # SIGTERM until muxd has exited, every pane ended
     tmux_spawn_s: float = 0.0
     tmux_rss_kib: float = 0.0
     raw_spawn_s: float = 0.0
+    tmux_stop_s: float = 0.0  # kill-server until the server has exited
 
 
 def measure_mux(point: Point) -> None:
@@ -59,7 +63,10 @@ def measure_mux(point: Point) -> None:
         point.spawn_s = asyncio.run(spawn_many(svc.bus_address, point.panes))
         point.rss_kib = rss_kib(svc.process.pid) - bare
         point.snapshot_s = statistics.median(asyncio.run(snapshot_times(svc.bus_address, 3)))
-        svc.stop()
+        began = time.perf_counter()
+        if svc.stop() != 0:
+            raise RuntimeError(f"muxd did not stop by itself with {point.panes} panes")
+        point.stop_s = time.perf_counter() - began
         point.restore_s = started_in(svc) - empty_start
         restored = len(svc.panes())
         svc.stop()
@@ -109,6 +116,11 @@ def measure_tmux(point: Point) -> None:
             point.tmux_rss_kib = rss_kib(tmux.pid) - bare
         finally:
             control.close()
+        began = time.perf_counter()
+        tmux.run("kill-server")
+        while pid_alive(tmux.pid):
+            time.sleep(0.001)
+        point.tmux_stop_s = time.perf_counter() - began
 
 
 def main() -> int:
@@ -135,6 +147,7 @@ def main() -> int:
                 f"{p.tmux_rss_kib / 1024:.1f} ({per_pane(p.tmux_rss_kib, p, 1)})",
                 f"{p.snapshot_s * 1000:.1f} ({per_pane(p.snapshot_s, p, 1e6)})",
                 f"{p.restore_s * 1000:.0f} ({per_pane(p.restore_s, p, 1000)})",
+                f"{p.stop_s * 1000:.0f} / {p.tmux_stop_s * 1000:.0f}",
             ]
         )
     print("the scale curve: totals, and per pane in parentheses\n")
@@ -147,6 +160,7 @@ def main() -> int:
             "tmux RSS MiB (KiB)",
             "Snapshot ms (us)",
             "restore ms (ms)",
+            "stop ms mux / tmux",
         ],
         rows,
     )
@@ -165,6 +179,7 @@ def main() -> int:
             ["memory", growth("rss_kib"), growth("tmux_rss_kib")],
             ["Snapshot", growth("snapshot_s"), "-"],
             ["restore", growth("restore_s"), "-"],
+            ["stop", growth("stop_s"), growth("tmux_stop_s")],
         ],
     )
     print_slopes(points)
@@ -186,6 +201,8 @@ def print_slopes(points: list[Point]) -> None:
         ("tmux RSS KiB", "tmux_rss_kib", 1.0),
         ("Snapshot us", "snapshot_s", 1e6),
         ("restore ms", "restore_s", 1000.0),
+        ("stop ms", "stop_s", 1000.0),
+        ("tmux stop ms", "tmux_stop_s", 1000.0),
     )
     pairs = list(itertools.pairwise(points))
 

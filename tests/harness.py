@@ -182,6 +182,11 @@ class Service:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+                # What it would have stopped (its private bus, its panes) is not left
+                # running past the test.
+                for pid in self.own_processes():
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
         return self.process.returncode
 
     # -- processes started in the background (muxctl's autostart) -------------

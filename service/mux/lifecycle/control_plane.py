@@ -313,12 +313,14 @@ class ControlPlane:
             self._bus.disconnect()
 
     def _private_bus_exited(self, status: int) -> None:
-        log.error("the private dbus-daemon exited with status %d", status)
+        if self._private_bus is not None:  # (None: stopped by us, at our stop)
+            log.error("the private dbus-daemon exited with status %d", status)
         self._private_bus = None
 
     def stop_private_bus(self) -> None:
-        if self._private_bus is not None:
-            stop_private_bus(self._private_bus, self._paths.private_bus)
+        bus, self._private_bus = self._private_bus, None
+        if bus is not None:
+            stop_private_bus(bus, self._paths.private_bus)
 
 
 def _disconnect_reason(lost: "asyncio.Future[object]") -> str:

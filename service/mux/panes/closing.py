@@ -11,7 +11,7 @@ import logging
 from collections.abc import Iterator
 
 from mux.panes.pane import Pane
-from mux.system.sessions import kill_session
+from mux.system.sessions import kill_sessions
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +22,7 @@ class ClosingPanes:
         self._grace_seconds = grace_seconds
         self._panes: dict[int, Pane] = {}  # hung up, program not reaped yet
         self._ended: set[int] = set()  # of those, the ones whose session was killed
+        self._due: list[Pane] = []  # grace over, session to end on the next turn
 
     def __iter__(self) -> Iterator[Pane]:
         """The closed panes whose program has not been reaped, or whose session has
@@ -32,12 +33,22 @@ class ClosingPanes:
     def add(self, pane: Pane) -> None:
         """`pane` has been hung up: its session ends when the grace is over."""
         self._panes[pane.id] = pane
-        self._loop.call_later(self._grace_seconds, self._end_session, pane)
+        self._loop.call_later(self._grace_seconds, self._grace_over, pane)
 
     def end_all(self) -> None:
         """End every session now, without waiting out the grace (at stop, at upgrade)."""
-        for pane in list(self._panes.values()):
-            self._end_session(pane)
+        self._end_sessions(list(self._panes.values()))
+
+    def _grace_over(self, pane: Pane) -> None:
+        # Panes closed together (a stop, a window closed) end together: one read of
+        # the process table for all of them, on the next turn of the loop.
+        self._due.append(pane)
+        if len(self._due) == 1:
+            self._loop.call_soon(self._end_due)
+
+    def _end_due(self) -> None:
+        due, self._due = self._due, []
+        self._end_sessions(due)
 
     def unreaped(self) -> list[int]:
         """The pids of closed panes' programs that have not been reaped yet."""
@@ -48,12 +59,18 @@ class ClosingPanes:
             self._ended.discard(pane_id)
             del self._panes[pane_id]
 
-    def _end_session(self, pane: Pane) -> None:
-        if pane.id in self._ended or pane.id not in self._panes:
+    def _end_sessions(self, panes: list[Pane]) -> None:
+        panes = [p for p in panes if p.id not in self._ended and p.id in self._panes]
+        if not panes:
             return  # ended already, at stop
-        # Kept until its program is reaped: a stop or an upgrade waits for it.
-        self._ended.add(pane.id)
+        # Kept until their programs are reaped: a stop or an upgrade waits for them.
+        self._ended.update(pane.id for pane in panes)
         self._forget_gone()
-        killed = kill_session(pane.pid)
-        if killed:
-            log.info("closed pane %d: killed %d process(es) ignoring the hangup", pane.id, killed)
+        killed = kill_sessions([pane.pid for pane in panes])
+        for pane in panes:
+            if killed[pane.pid]:
+                log.info(
+                    "closed pane %d: killed %d process(es) ignoring the hangup",
+                    pane.id,
+                    killed[pane.pid],
+                )

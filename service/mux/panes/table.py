@@ -373,7 +373,11 @@ class PaneTable:
         self._closing.end_all()
 
     def lingering_processes(self) -> int:
-        """Processes of panes (open or closing) that have not ended yet."""
+        """Processes of panes (open or closing) that have not ended yet: while programs
+        are still to be reaped, just those (a stop polls this: the process table is read
+        once they are all gone, for what is left of their sessions)."""
         panes = [*self._panes.values(), *self._closing]
-        members = sessions_members([pane.pid for pane in panes])
-        return sum(max(len(members[pane.pid]), pane.process.returncode is None) for pane in panes)
+        if unreaped := sum(pane.process.returncode is None for pane in panes):
+            return unreaped
+        sessions = sessions_members([pane.pid for pane in panes if pane.has_process])
+        return sum(len(members) for members in sessions.values())

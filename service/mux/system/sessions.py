@@ -28,16 +28,19 @@ def sessions_members(session_ids: Collection[int]) -> dict[int, list[int]]:
     return found
 
 
-def kill_session(session_id: int) -> int:
-    """SIGKILL every process left in the session; returns how many were signalled."""
-    if session_id <= 1:
-        return 0  # no session of a pane's (0 would be the caller's own group)
-    members = sessions_members([session_id])[session_id]
-    for pid in members:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
+def kill_sessions(session_ids: Collection[int]) -> dict[int, int]:
+    """SIGKILL every process left in each session, with one read of the process table
+    (a read per session was quadratic: 2000 panes closed at once held the loop for
+    tens of seconds); returns how many were signalled in each."""
+    wanted = [sid for sid in session_ids if sid > 1]  # (0 would be the caller's own group)
+    members = sessions_members(wanted)
+    for pids in members.values():
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
     if not os.path.isdir(_PROC):
-        # No process table to read: at least the leader's own group.
-        with contextlib.suppress(OSError):
-            os.killpg(session_id, signal.SIGKILL)
-    return len(members)
+        # No process table to read: at least each leader's own group.
+        for sid in wanted:
+            with contextlib.suppress(OSError):
+                os.killpg(sid, signal.SIGKILL)
+    return {sid: len(members.get(sid, ())) for sid in session_ids}
