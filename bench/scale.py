@@ -5,7 +5,8 @@ panes from a warm client (Spawn, one after another), then: its RSS over its RSS
 with no pane (per pane), Snapshot() until durable (median of 3), and, after a stop
 (which writes the snapshot; its time is the stop's: SIGTERM until muxd has exited,
 every pane ended), the restore: its start to READY with N panes to relaunch, minus
-its start with nothing to restore. Beside it, a tmux server gets
+its start with nothing to restore (medians of 3 of each: a start alone varies by
+±100 ms here, as much as restoring 100 panes takes). Beside it, a tmux server gets
 the same N panes (`new-window -d` from its own warm `tmux -C` client): spawn time
 and RSS per pane, and the time its `kill-server` takes to end the server (tmux
 hangs its panes up and exits without waiting for them). Tmux has no restore of its own.
@@ -54,24 +55,39 @@ class Point:
     tmux_stop_s: float = 0.0  # kill-server until the server has exited
 
 
+ROUNDS = 3  # starts with and without panes to restore, each; the medians are compared
+
+
 def measure_mux(point: Point) -> None:
     with temp_root() as root:
         svc = Service(root, bus_address=None, config="kill_grace_seconds = 1\n")
-        empty_start = started_in(svc)
+        empty_starts = []
+        for _ in range(ROUNDS):
+            empty_starts.append(started_in(svc))
+            svc.stop()
+        svc.start()
         assert svc.process is not None
         bare = rss_kib(svc.process.pid)
         point.spawn_s = asyncio.run(spawn_many(svc.bus_address, point.panes))
         point.rss_kib = rss_kib(svc.process.pid) - bare
         point.snapshot_s = statistics.median(asyncio.run(snapshot_times(svc.bus_address, 3)))
-        began = time.perf_counter()
-        if svc.stop() != 0:
-            raise RuntimeError(f"muxd did not stop by itself with {point.panes} panes")
-        point.stop_s = time.perf_counter() - began
-        point.restore_s = started_in(svc) - empty_start
-        restored = len(svc.panes())
-        svc.stop()
-        if restored != point.panes:
-            raise RuntimeError(f"{restored} of {point.panes} panes restored")
+        stops, starts = [_stopped_in(svc, point)], []
+        for _ in range(ROUNDS):  # each stop saves the same panes for the next restore
+            starts.append(started_in(svc))
+            restored = len(svc.panes())
+            if restored != point.panes:
+                raise RuntimeError(f"{restored} of {point.panes} panes restored")
+            stops.append(_stopped_in(svc, point))
+        point.stop_s = statistics.median(stops)
+        point.restore_s = statistics.median(starts) - statistics.median(empty_starts)
+
+
+def _stopped_in(svc: Service, point: Point) -> float:
+    """SIGTERM until muxd has exited (its final snapshot taken, every pane ended)."""
+    began = time.perf_counter()
+    if svc.stop() != 0:
+        raise RuntimeError(f"muxd did not stop by itself with {point.panes} panes")
+    return time.perf_counter() - began
 
 
 def measure_raw(point: Point) -> None:
