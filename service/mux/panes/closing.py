@@ -33,10 +33,12 @@ class ClosingPanes:
         self._forget_gone()
         return iter(list(self._panes.values()))
 
-    def add(self, pane: Pane) -> None:
-        """`pane` has been hung up: its session ends when the grace is over."""
+    def add(self, pane: Pane, *, graced: bool = True) -> None:
+        """`pane` has been hung up: its session ends when the grace is over (`graced`
+        false: at `end_all`)."""
         self._panes[pane.id] = pane
-        self._loop.call_later(self._grace_seconds, self._grace_over, pane)
+        if graced:
+            self._loop.call_later(self._grace_seconds, self._grace_over, pane)
 
     def end_all(self) -> None:
         """End every session now, without waiting out the grace (at stop, at upgrade)."""

@@ -297,14 +297,15 @@ class PaneTable:
 
     # -- close ----------------------------------------------------------------
 
-    def close(self, pane_id: int) -> None:
+    def close(self, pane_id: int, *, graced: bool = True) -> None:
         """Close a pane unconditionally: hang up its terminal, forget it; what is left
-        of its session is ended after a grace period (closing.py)."""
+        of its session is ended after a grace period (closing.py), or, `graced` false,
+        by whoever calls `end_closing_sessions`."""
         pane = self.get(pane_id)
         del self._panes[pane_id]
         pane.hang_up()
         if pane.has_process:
-            self._closing.add(pane)
+            self._closing.add(pane, graced=graced)
         for observer in self._observers:
             observer.pane_removed(pane)
         self.windows.remove(pane_id)  # (after the pane: its window's news comes last)
@@ -314,10 +315,12 @@ class PaneTable:
         await self._cwd_sampler.sample()
 
     def close_all(self) -> None:
+        """At stop: every pane hung up; the stop waits out the grace itself and then
+        ends what is left (`end_closing_sessions`), all at once."""
         self._sweeper.stop()
         self._cwd_sampler.stop()
         for pane in list(self._panes.values()):
-            self.close(pane.id)
+            self.close(pane.id, graced=False)
 
     # -- graceful upgrade -----------------------------------------------------
 
