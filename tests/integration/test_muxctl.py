@@ -415,7 +415,7 @@ def test_send_text_enter_and_stdin(service: Service) -> None:
     script = 'read a; echo "got:$a"; read b; echo "got2:$b"; exec sleep 60'
     pane = spawn(service, "--", "sh", "-c", script)
     assert ok(service.muxctl("send", str(pane), "abc")) == ""
-    assert ok(service.muxctl("send", str(pane), "déf", "--enter")) == ""
+    assert ok(service.muxctl("send", str(pane), "--enter", "déf")) == ""
     wait_capture(service, pane, "got:abcdéf")
 
     out = service.muxctl("send", "--json", str(pane), "--stdin", input=b"from-stdin\n")

@@ -5,8 +5,11 @@ import inspect
 import subprocess
 import sys
 
+import pytest
+
 from muxctl.commands import all_commands
 from muxctl.commands.command import LocalCommand, ServiceCommand
+from muxctl.errors import CtlError
 from muxctl.main import build_parser
 
 # Verbs of the documented interface (docs/muxctl.md#verbs) that must never go away.
@@ -78,3 +81,25 @@ def test_split_takes_its_options_around_the_pane_id_and_the_program_after_dashes
     assert (args.direction, args.command) == ("vertical", ["-weird", "--flag"])
     args = _split("3", "--horizontal", "--", "-weird")
     assert (args.direction, args.command) == ("horizontal", ["-weird"])
+
+
+def _send(*words: str) -> argparse.Namespace:
+    from muxctl.commands import send
+
+    argv = ["send", *words]
+    args = build_parser("send").parse_args(argv)
+    args.words = argv
+    send.check(args)
+    return args
+
+
+def test_send_takes_enter_before_or_after_the_text_and_a_dashed_text_after_dashes() -> None:
+    for words in (("3", "--enter", "ls"), ("3", "ls", "--enter"), ("--enter", "3", "ls")):
+        assert _send(*words).data == b"ls\r", words
+    assert _send("3", "ls").data == b"ls"
+    assert _send("3", "--", "-h").data == b"-h"
+    assert _send("3", "--enter", "--", "--help").data == b"--help\r"
+    with pytest.raises(CtlError, match="one TEXT"):
+        _send("3", "a", "--", "b")
+    with pytest.raises(CtlError, match="either TEXT or --stdin"):
+        _send("3", "--enter")

@@ -15,8 +15,20 @@ if TYPE_CHECKING:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_options(parser)
     add_pane_id(parser)
-    parser.add_argument("text", nargs="?", help="the text (UTF-8)")
+    # TEXT and the options in any order after the pane id (`send 3 --enter ls`, as
+    # tmux's send-keys takes them): argparse cannot take an optional positional after
+    # an option, so the rest is parsed again in `check`.
+    parser.add_argument(
+        "rest",
+        nargs=argparse.REMAINDER,
+        metavar="TEXT",
+        help="the text (UTF-8); the options may follow it",
+    )
+
+
+def add_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--enter", action="store_true", help="press Enter after the text")
     parser.add_argument("--stdin", action="store_true", help="send what standard input holds")
 
@@ -25,7 +37,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 MAX_BYTES = (64 << 20) - 4096
 
 
+def _text_and_options(args: argparse.Namespace) -> None:
+    """args.text, and --enter/--stdin wherever they were given."""
+    rest = list(args.rest)
+    if "--" in getattr(args, "words", ()) and "--" not in rest:
+        rest.insert(0, "--")  # argparse dropped it: what follows is the text, as typed
+    after: list[str] = []
+    if "--" in rest:  # the text after `--`, even if it starts with a dash
+        at = rest.index("--")
+        rest, after = rest[:at], rest[at + 1 :]
+    from muxctl.parser import Parser
+
+    again = Parser(prog="muxctl send ID", add_help=False)
+    add_options(again)
+    again.add_argument("text", nargs="?", metavar="TEXT")
+    again.parse_intermixed_args(rest, namespace=args)
+    if after:
+        if args.text is not None or len(after) > 1:
+            raise CtlError("send takes one TEXT (quote it if it has spaces)", EXIT_USAGE)
+        args.text = after[0]
+
+
 def check(args: argparse.Namespace) -> None:
+    _text_and_options(args)
     if args.stdin == (args.text is not None):
         raise CtlError("give either TEXT or --stdin", EXIT_USAGE)
     # fsencode keeps bytes that are not UTF-8 exactly as they were given.
