@@ -26,6 +26,7 @@ import argparse
 import asyncio
 import itertools
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -53,6 +54,7 @@ class Point:
     tmux_rss_kib: float = 0.0
     raw_spawn_s: float = 0.0
     tmux_stop_s: float = 0.0  # kill-server until the server has exited
+    raw3_spawn_s: float = 0.0  # the raw limit holding 3 descriptors a pane, as muxd
 
 
 ROUNDS = 3  # starts with and without panes to restore, each; the medians are compared
@@ -90,34 +92,39 @@ def _stopped_in(svc: Service, point: Point) -> float:
     return time.perf_counter() - began
 
 
-def measure_raw(point: Point) -> None:
+def measure_raw(point: Point, held: int = 1) -> float:
     """The raw limit of spawning panes: this process opens a terminal and starts the
     same `sleep` on it in a session of its own, N times, holding every terminal open
-    as a server does (each fork copies the table of open descriptors)."""
-    masters: list[int] = []
+    as a server does, and `held` - 1 more descriptors a pane (muxd holds 3: the
+    terminal, a pidfd for the exit, the resurrection endpoint's socket). Each start
+    copies the table of open descriptors, and the exec walks it to close them: a
+    start costs more the more panes are open. Returns the seconds."""
+    held_fds: list[int] = []
     children: list[subprocess.Popen[bytes]] = []
     try:
         started = time.perf_counter()
         for _ in range(point.panes):
             master, slave = os.openpty()
-            masters.append(master)
-            children.append(
-                subprocess.Popen(
-                    ["sleep", "100000"],
-                    stdin=slave,
-                    stdout=slave,
-                    stderr=slave,
-                    start_new_session=True,
-                )
+            held_fds.append(master)
+            child = subprocess.Popen(
+                ["sleep", "100000"],
+                stdin=slave,
+                stdout=slave,
+                stderr=slave,
+                start_new_session=True,
             )
+            children.append(child)
             os.close(slave)
-        point.raw_spawn_s = time.perf_counter() - started
+            if held > 1:
+                held_fds.append(os.pidfd_open(child.pid))
+            held_fds.extend(socket.socket(socket.AF_UNIX).detach() for _ in range(held - 2))
+        return time.perf_counter() - started
     finally:
         for child in children:
             child.kill()
             child.wait()
-        for master in masters:
-            os.close(master)
+        for fd in held_fds:
+            os.close(fd)
 
 
 def measure_tmux(point: Point) -> None:
@@ -147,7 +154,8 @@ def main() -> int:
     for point in points:
         measure_mux(point)
         measure_tmux(point)
-        measure_raw(point)
+        point.raw_spawn_s = measure_raw(point)
+        point.raw3_spawn_s = measure_raw(point, held=3)
 
     def per_pane(total: float, point: Point, scale: float) -> str:
         return f"{total * scale / point.panes:.2f}"
@@ -192,6 +200,7 @@ def main() -> int:
         [
             ["spawn", growth("spawn_s"), growth("tmux_spawn_s")],
             ["raw spawn (openpty + fork + exec)", growth("raw_spawn_s"), "-"],
+            ["raw spawn, 3 fds a pane (as muxd)", growth("raw3_spawn_s"), "-"],
             ["memory", growth("rss_kib"), growth("tmux_rss_kib")],
             ["Snapshot", growth("snapshot_s"), "-"],
             ["restore", growth("restore_s"), "-"],
@@ -213,6 +222,7 @@ def print_slopes(points: list[Point]) -> None:
         ("spawn ms", "spawn_s", 1000.0),
         ("tmux spawn ms", "tmux_spawn_s", 1000.0),
         ("raw spawn ms", "raw_spawn_s", 1000.0),
+        ("raw spawn 3 fds ms", "raw3_spawn_s", 1000.0),
         ("RSS KiB", "rss_kib", 1.0),
         ("tmux RSS KiB", "tmux_rss_kib", 1.0),
         ("Snapshot us", "snapshot_s", 1e6),
