@@ -54,18 +54,29 @@ def window_property_variants(window: Window) -> dict[str, Variant]:
 class WindowInterface(ServiceInterface):
     """The D-Bus properties are added from WINDOW_FIELDS below the class."""
 
+    __slots__ = ("_told", "window")  # no instance dict: one of these per window
+
     def __init__(self, window: Window) -> None:
         super().__init__(WINDOW_INTERFACE)
         self.window = window
-        self._told = {field.property: field.read(window) for field in WINDOW_FIELDS}
+        self._told = _values(window)  # (a tuple: a dict a window cost 0.3 KiB more)
 
     def emit_changed(self) -> None:
         """PropertiesChanged with what differs from what was told last."""
-        now = {field.property: field.read(self.window) for field in WINDOW_FIELDS}
-        changed = {name: value for name, value in now.items() if self._told[name] != value}
+        now = _values(self.window)
+        changed = {
+            field.property: value
+            for field, before, value in zip(WINDOW_FIELDS, self._told, now, strict=True)
+            if before != value
+        }
         self._told = now
         if changed:
             self.emit_properties_changed(changed)
+
+
+def _values(window: Window) -> tuple[Any, ...]:
+    """Every property's value, in WINDOW_FIELDS order."""
+    return tuple(field.read(window) for field in WINDOW_FIELDS)
 
 
 def _exported(field: WindowField) -> Any:

@@ -20,6 +20,8 @@ from collections.abc import Callable, Collection, Generator, Iterable, Iterator,
 from dataclasses import replace
 from typing import Protocol, TypeVar
 
+from pydantic import BaseModel
+
 from mux.panes.pane import Pane
 from mux.panes.windows import Window, Windows
 from mux.protocol.layout import Leaf, Node, without_pane
@@ -35,6 +37,15 @@ from mux.state.schema import (
 )
 from mux.system.remade import Remade
 from mux.system.steps import Steps, all_at_once
+
+# Every model made here is given every field: they share one set of their field names
+# as their "fields set" (model_construct would make each its own: 216-728 bytes a
+# model, 2.4 KiB for a pane and its window in the SnapshotCache). The models are
+# frozen, and pydantic copies the set before it ever adds to it (model_copy).
+_ALL_FIELDS: dict[type[BaseModel], set[str]] = {
+    model: set(model.model_fields)
+    for model in (PaneSnapshot, CwdRecord, CheckpointRef, WindowSnapshot, LayoutNode)
+}
 
 
 def pane_snapshot(pane: Pane, replay_allowlist: Sequence[str] = ()) -> PaneSnapshot:
@@ -56,18 +67,24 @@ def _pane_snapshot(pane: Pane, replayed: tuple[str | None, int | None]) -> PaneS
     # Every field given: model_construct copies a default for each one left out,
     # which was a fifth of a snapshot's time (profiled, 512 panes).
     return PaneSnapshot.model_construct(
+        _ALL_FIELDS[PaneSnapshot],
         id=pane.id,
         **pane.launch.snapshot_fields(),
         program_error=None,  # (a running pane's program was found)
         cwd=CwdRecord.model_construct(
-            path=pane.cwd, source=pane.cwd_source, captured_at=pane.cwd_captured_at
+            _ALL_FIELDS[CwdRecord],
+            path=pane.cwd,
+            source=pane.cwd_source,
+            captured_at=pane.cwd_captured_at,
         ),
         title=pane.title,
         title_explicit=pane.title_explicit,
         rows=pane.rows,
         cols=pane.cols,
         checkpoint=(
-            CheckpointRef.model_construct(invocation=pane.launch.invocation, generation=generation)
+            CheckpointRef.model_construct(
+                _ALL_FIELDS[CheckpointRef], invocation=pane.launch.invocation, generation=generation
+            )
             if generation is not None
             else None
         ),
@@ -90,6 +107,7 @@ def window_snapshot(window: Window, saved: Collection[int]) -> WindowSnapshot:
         before = [pane for pane in order[: order.index(focus)] if pane in saved]
         focus = before[-1] if before else next(p for p in order if p in saved)
     return WindowSnapshot.model_construct(
+        _ALL_FIELDS[WindowSnapshot],
         id=window.id,
         title=window.title,
         geometry=dict(window.geometry) or None,
@@ -117,6 +135,7 @@ def _number(node: Node, nodes: list[LayoutNode | None]) -> int:
     nodes.append(None)  # its place, filled once its children have their ids
     children = [_number(child, nodes) for child in node.children]
     nodes[node_id - 1] = LayoutNode.model_construct(
+        _ALL_FIELDS[LayoutNode],
         id=node_id,
         kind="split",
         direction=node.direction,
@@ -129,7 +148,13 @@ def _number(node: Node, nodes: list[LayoutNode | None]) -> int:
 
 def _leaf(node_id: int, pane_id: int) -> LayoutNode:
     return LayoutNode.model_construct(
-        id=node_id, kind="pane", direction=None, children=[], ratios=[], pane=pane_id
+        _ALL_FIELDS[LayoutNode],
+        id=node_id,
+        kind="pane",
+        direction=None,
+        children=[],
+        ratios=[],
+        pane=pane_id,
     )
 
 
