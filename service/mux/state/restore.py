@@ -109,7 +109,7 @@ def restore_session(
         order = [pane for pane in panes_of(layout) if only is None or pane in only]
         if not order:
             continue
-        live_window = _window_of_readopted(table, layout, order)
+        live_window = _window_of_readopted(table, layout, set(order))
         placed: dict[int, int] = {}  # saved pane id -> the id it has now
         for pane_id in order:
             saved = panes[pane_id]
@@ -125,7 +125,7 @@ def restore_session(
     return problems
 
 
-def _window_of_readopted(table: PaneTable, layout: Node, restoring: list[int]) -> int:
+def _window_of_readopted(table: PaneTable, layout: Node, restoring: set[int]) -> int:
     """After a crash: the window the re-adopted panes of a saved window are in (they
     kept their ids); 0 (a new window) when none of them is."""
     for pane_id in panes_of(layout):
