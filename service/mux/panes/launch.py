@@ -3,7 +3,7 @@
 The handover across an upgrade (`mux.panes.handover.PaneRecord`) and the session
 snapshot (`mux.state.schema.PaneSnapshot`, docs/resurrection-protocol.md) both
 carry a launch as flat fields of their own records; both formats stay as they
-are, and both are written (and the handover read) through `Launch` here.
+are, and both are written and read through `Launch` here.
 """
 
 import secrets
@@ -52,6 +52,21 @@ class LaunchFields(Protocol):
     def started_at(self) -> float: ...
 
 
+class SavedLaunchFields(Protocol):
+    """A record that carries a saved launch (PaneSnapshot)."""
+
+    @property
+    def kind(self) -> LaunchKind: ...
+    @property
+    def argv(self) -> list[str]: ...
+    @property
+    def program(self) -> str | None: ...  # None: it could not be resolved
+    @property
+    def env_overrides(self) -> dict[str, str]: ...
+    @property
+    def invocation(self) -> str: ...
+
+
 @dataclass(frozen=True)
 class Launch:
     """What was started, as the client asked for it and as it was resolved."""
@@ -83,6 +98,17 @@ class Launch:
             env_overrides=tuple(record.env_overrides),
             invocation=record.invocation,
             started_at=record.started_at,
+        )
+
+    @classmethod
+    def saved(cls, record: SavedLaunchFields) -> "Launch":
+        """The launch a snapshot kept (a pane not restored shows it: mux.panes.placeholder)."""
+        return cls(
+            kind=record.kind,
+            argv=tuple(record.argv),
+            program=record.program or "",
+            env_overrides=tuple(record.env_overrides.items()),
+            invocation=record.invocation,
         )
 
     def snapshot_fields(self) -> SavedLaunch:

@@ -209,11 +209,7 @@ class PaneTable:
         `spawner`: the bus connection that called Spawn (None: not from Spawn); `offer`:
         the reference the launch's application gets back (a restore); `placement`: where
         in its window (None: beside the focused pane, mux.panes.windows)."""
-        if request.window and request.window not in self.windows:
-            raise InvalidArgument(
-                f"there is no window {request.window}; omit 'window' (or pass 0) for a new one"
-            )
-        self.windows.check_room(request.window, placement)
+        self._check_room(request.window, placement)
         pane_id = self.ids.next_pane_id  # the env names the pane before it exists
         prepared = self._launcher.prepare(request, pane_id=pane_id, offer=offer)
         started = prepared.start()
@@ -226,9 +222,7 @@ class PaneTable:
         assert pane.id == pane_id
         if notice:
             pane.show_notice(notice)
-        self._panes[pane.id] = pane
         self.mark_used(pane)
-        pane.start()
         log.info(
             "pane %d: started %s (pid %d) in window %d",
             pane.id,
@@ -236,18 +230,13 @@ class PaneTable:
             pane.pid,
             pane.window,
         )
-        for observer in self._observers:
-            observer.pane_added(pane)
-        # Its window after it: the window's news names a pane already announced.
-        self.windows.place(pane.id, pane.window, placement)
+        self._publish(pane, placement)
         return pane
 
     def hold_place(self, held: NotStarted, window: int) -> Pane:
         """A pane with no process in `window` (0: a new one), for a saved pane that could
         not be started again (mux.panes.placeholder)."""
-        if window and window not in self.windows:
-            raise InvalidArgument(f"there is no window {window}")
-        self.windows.check_room(window)
+        self._check_room(window)
         pane = placeholder_pane(
             held,
             pane_id=self.ids.new_pane_id(),
@@ -256,13 +245,26 @@ class PaneTable:
             shared_reader=self.shared_reader,
             observer=self,
         )
+        log.info("pane %d holds the place of %s in window %d", pane.id, pane.argv[0], pane.window)
+        self._publish(pane)
+        return pane
+
+    def _check_room(self, window: int, placement: Placement | None = None) -> None:
+        """InvalidArgument unless a new pane can go into `window` (0: a new one)."""
+        if window and window not in self.windows:
+            raise InvalidArgument(
+                f"there is no window {window}; omit 'window' (or pass 0) for a new one"
+            )
+        self.windows.check_room(window, placement)
+
+    def _publish(self, pane: Pane, placement: Placement | None = None) -> None:
+        """A new pane in the table, read from now on, announced, then placed in its window
+        (the window's news names a pane already announced)."""
         self._panes[pane.id] = pane
         pane.start()
-        log.info("pane %d holds the place of %s in window %d", pane.id, pane.argv[0], pane.window)
         for observer in self._observers:
             observer.pane_added(pane)
-        self.windows.place(pane.id, pane.window)
-        return pane
+        self.windows.place(pane.id, pane.window, placement)
 
     def _adopt(
         self, started: StartedProcess, prepared: PreparedLaunch, spawner: str | None

@@ -189,16 +189,9 @@ def _not_restored(
 
 
 def _held(saved: PaneSnapshot, reason: str) -> NotStarted:
-    launch = Launch(
-        kind=saved.kind,
-        argv=tuple(saved.argv),
-        program=saved.program or "",
-        env_overrides=tuple(saved.env_overrides.items()),
-        invocation=saved.invocation,
-    )
     cwd = CwdObservation(saved.cwd.path, saved.cwd.source, saved.cwd.captured_at)
     return NotStarted(
-        launch, saved.title, saved.title_explicit, cwd, saved.rows, saved.cols, reason
+        Launch.saved(saved), saved.title, saved.title_explicit, cwd, saved.rows, saved.cols, reason
     )
 
 
