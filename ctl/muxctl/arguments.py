@@ -28,3 +28,13 @@ def window_id(text: str) -> int:
 def add_pane_id(parser: argparse.ArgumentParser) -> None:
     """The ID argument of the verbs that act on one pane."""
     complete_with(parser.add_argument("id", type=pane_id, help="pane id"), PANE_IDS)
+
+
+def rest_as_typed(args: argparse.Namespace) -> list[str]:
+    """A verb's REMAINDER words (`args.rest`) as typed: argparse drops a `--` that comes
+    right before them (`split 3 -- -prog`), which says that all of them are the program
+    or text; it is put back. (main keeps the command line as typed in `args.words`.)"""
+    rest: list[str] = list(args.rest)
+    if "--" in getattr(args, "words", ()) and "--" not in rest:
+        return ["--", *rest]
+    return rest

@@ -60,15 +60,17 @@ def test_declaring_the_verbs_loads_neither_asyncio_nor_dbus() -> None:
     assert result.stdout.strip() == "[]"
 
 
-def _split(*words: str) -> argparse.Namespace:
-    """`muxctl split WORDS…` parsed and checked as main does."""
-    from muxctl.commands import split
-
-    argv = ["split", *words]
-    args = build_parser("split").parse_args(argv)
+def _checked(verb: str, *words: str) -> argparse.Namespace:
+    """`muxctl VERB WORDS…` parsed and checked as main does."""
+    argv = [verb, *words]
+    args = build_parser(verb).parse_args(argv)
     args.words = argv
-    split.check(args)
+    args.command_entry.check(args)
     return args
+
+
+def _split(*words: str) -> argparse.Namespace:
+    return _checked("split", *words)
 
 
 def test_split_takes_its_options_around_the_pane_id_and_the_program_after_dashes() -> None:
@@ -84,13 +86,7 @@ def test_split_takes_its_options_around_the_pane_id_and_the_program_after_dashes
 
 
 def _send(*words: str) -> argparse.Namespace:
-    from muxctl.commands import send
-
-    argv = ["send", *words]
-    args = build_parser("send").parse_args(argv)
-    args.words = argv
-    send.check(args)
-    return args
+    return _checked("send", *words)
 
 
 def test_send_takes_enter_before_or_after_the_text_and_a_dashed_text_after_dashes() -> None:

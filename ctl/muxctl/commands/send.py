@@ -5,7 +5,7 @@ import os
 import sys
 from typing import TYPE_CHECKING
 
-from muxctl.arguments import add_pane_id
+from muxctl.arguments import add_pane_id, rest_as_typed
 from muxctl.commands.command import ServiceCommand
 from muxctl.errors import EXIT_USAGE, CtlError
 from muxctl.output import print_json
@@ -39,9 +39,7 @@ MAX_BYTES = (64 << 20) - 4096
 
 def _text_and_options(args: argparse.Namespace) -> None:
     """args.text, and --enter/--stdin wherever they were given."""
-    rest = list(args.rest)
-    if "--" in getattr(args, "words", ()) and "--" not in rest:
-        rest.insert(0, "--")  # argparse dropped it: what follows is the text, as typed
+    rest = rest_as_typed(args)
     after: list[str] = []
     if "--" in rest:  # the text after `--`, even if it starts with a dash
         at = rest.index("--")

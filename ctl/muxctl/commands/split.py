@@ -4,7 +4,7 @@ pane beside pane ID, in its window (docs/windows.md#muxctl)."""
 import argparse
 from typing import TYPE_CHECKING
 
-from muxctl.arguments import add_pane_id
+from muxctl.arguments import add_pane_id, rest_as_typed
 from muxctl.commands.command import ServiceCommand
 from muxctl.commands.spawn import add_launch_arguments, print_started
 from muxctl.commands.spawn import check as check_launch
@@ -50,12 +50,9 @@ def add_options(parser: argparse.ArgumentParser) -> None:
 
 
 def check(args: argparse.Namespace) -> None:
-    rest = list(args.rest)
+    rest = rest_as_typed(args)
     options: list[str] = []
-    # argparse drops a `--` right after the pane id: then all the rest is the program
-    # (`split 3 -- -weird-name`); otherwise split's options come before any `--`.
-    dropped = "--" not in rest and "--" in getattr(args, "words", ())
-    if rest and rest[0].startswith("-") and not dropped:
+    if rest and rest[0].startswith("-"):  # split's options, then `--` and the program
         at = rest.index("--") if "--" in rest else len(rest)
         options, rest = rest[:at], rest[at + 1 :]
     args.command = rest
