@@ -342,6 +342,13 @@ class Service:
             "get-property", "org.mux.Mux1", path, "org.mux.Mux1.Pane", "Cwd", "CwdSource"
         ).stdout
 
+    def wait_size(self, pane_id: int, rows: int, cols: int, what: str) -> None:
+        """Until pane `pane_id` is `rows` x `cols` (a client resized it)."""
+        wait_for(
+            lambda: (self.panes()[pane_id]["rows"], self.panes()[pane_id]["cols"]) == (rows, cols),
+            what=what,
+        )
+
     def wait_exited(self, pane_id: int, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
         return wait_for(
             lambda: (p := self.panes().get(pane_id)) and p["state"] == "exited" and p,

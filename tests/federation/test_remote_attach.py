@@ -41,10 +41,7 @@ def test_a_satellites_pane_in_a_terminal_through_the_hub(two_hosts: TwoHosts, hu
     try:
         window = terminal.open(terminal.muxctl_line("--host", "sat", "attach", str(pane)))
         terminal.wait_shown(window, "before-42")  # the repaint, across ssh
-        wait_for(
-            lambda: (satellite.panes()[pane]["rows"], satellite.panes()[pane]["cols"]) == (30, 100),
-            what="the satellite's pane at the terminal's size",
-        )
+        satellite.wait_size(pane, 30, 100, what="the satellite's pane at the terminal's size")
         terminal.type_line(window, "echo typed-$((6*7))")
         terminal.wait_shown(window, "typed-42")
         satellite.wait_screen(pane, "typed-42")

@@ -110,16 +110,12 @@ def test_prefix_splits_zooms_and_the_panes_follow_the_terminal_size(
             },
         ],
     }
-    wait_for(
-        lambda: (service.panes()[below]["rows"], service.panes()[below]["cols"]) == (11, 40),
-        what="the new pane sized to its region (24 rows: 12 + border + 11)",
+    service.wait_size(
+        below, 11, 40, what="the new pane sized to its region (24 rows: 12 + border + 11)"
     )
     # Zoom: the focused pane fills the terminal, and back.
     outer.send_keys(view, "C-b", "z")
-    wait_for(
-        lambda: (service.panes()[below]["rows"], service.panes()[below]["cols"]) == (24, 81),
-        what="the zoomed pane at the terminal's size",
-    )
+    service.wait_size(below, 24, 81, what="the zoomed pane at the terminal's size")
     outer.send_keys(view, "C-b", "z")
     wait_for(lambda: service.panes()[below]["cols"] == 40, what="back in its region")
     # The outer terminal resized: every pane follows its region.
@@ -178,10 +174,7 @@ def test_a_place_holder_is_shown_in_its_region_and_the_view_goes_on(
         view = outer.open(outer.muxctl_line("attach", str(live)), rows=24, cols=81)
         shown = outer.wait_shown(view, "this pane keeps")
         assert "left$" in shown
-        wait_for(
-            lambda: (service.panes()[live]["rows"], service.panes()[live]["cols"]) == (24, 40),
-            what="the live pane sized to its region",
-        )
+        service.wait_size(live, 24, 40, what="the live pane sized to its region")
         outer.type_line(view, "echo typed-$((6*7))")
         service.wait_screen(live, "typed-42")
         outer.wait_shown(view, "typed-42")
