@@ -1,4 +1,4 @@
-"""Each D-Bus contract is declared once, and what is exported is what was declared:
+"""Each D-Bus contract is declared once, and what is served is what was declared:
 the Manager's methods (mux.protocol.dbus_methods), the pane's properties and
 ListPanes keys (mux.dbus.pane_iface.PANE_FIELDS)."""
 
@@ -15,9 +15,10 @@ from jeepney.io.blocking import open_dbus_connection
 from mux.dbus.manager_iface import ManagerInterface
 from mux.dbus.pane_iface import (
     PANE_FIELDS,
+    PANE_INTERFACE_DESCRIPTION,
     PANE_PROPERTIES,
     ListEntries,
-    PaneInterface,
+    pane_objects,
 )
 from mux.panes.pane import Pane, PaneState
 from mux.protocol.dbus_methods import MANAGER_METHODS
@@ -54,11 +55,14 @@ def test_the_exported_manager_methods_are_the_declared_ones() -> None:
     assert methods == declared
 
 
-def test_the_exported_pane_properties_are_the_declared_ones() -> None:
-    exported = PaneInterface(cast(Pane, StandInPane())).introspect()
-    properties = {p.name: p.signature for p in exported.properties}
-    assert properties == {name: field.signature for name, field in PANE_PROPERTIES.items()}
-    assert all(p.access.readable() and not p.access.writable() for p in exported.properties)
+def test_the_served_pane_properties_are_the_declared_ones() -> None:
+    declared = {name: field.signature for name, field in PANE_PROPERTIES.items()}
+    served = pane_objects({7: cast(Pane, StandInPane())}).properties(7)
+    assert served is not None
+    assert {name: value.signature for name, value in served.items()} == declared
+    described = PANE_INTERFACE_DESCRIPTION.properties
+    assert {p.name: p.signature for p in described} == declared
+    assert all(p.access.readable() and not p.access.writable() for p in described)
 
 
 def test_a_list_entry_has_every_field_under_its_key() -> None:

@@ -1,5 +1,7 @@
 """muxd's bus connection: a reply that carries no fd skips dbus-fast's fd scan, one
-that carries an fd still gets it, and the connection's fd flag survives both."""
+that carries an fd still gets it, and the connection's fd flag survives both; served
+objects (mux.system.dbus_property_objects) sit beside exported ones, announced from
+the manager's path."""
 
 from __future__ import annotations
 
@@ -9,15 +11,18 @@ from typing import Annotated, Any
 
 import pytest
 from dbus_fast import Message, MessageType, Variant
+from dbus_fast import introspection as intr
 from dbus_fast import service as dbus_fast_service
 from dbus_fast.aio import MessageBus
 from dbus_fast.annotations import DBusSignature
 from dbus_fast.service import ServiceInterface, dbus_method, dbus_signal
 
+from mux.system.dbus_property_objects import PropertyObjects, read_only_interface
 from mux.system.dbus_service_bus import ObjectManagerBus
 from tests.harness import DBusDaemon
 
 PATH = "/test/Scan"
+PROPERTIES = "org.freedesktop.DBus.Properties"
 INTERFACE = "test.Scan"
 
 
@@ -58,7 +63,6 @@ def test_only_a_reply_that_can_carry_an_fd_is_scanned(
         server = ObjectManagerBus(
             dbus_daemon.address,
             manager_path="/test",
-            describe=lambda _: None,
             negotiate_unix_fd=True,
         )
         await server.connect()
@@ -87,7 +91,7 @@ def test_only_a_reply_that_can_carry_an_fd_is_scanned(
     asyncio.run(run())
 
 
-class _Signals(ServiceInterface):
+class _Exported(ServiceInterface):
     def __init__(self) -> None:
         super().__init__(INTERFACE)
 
@@ -96,25 +100,93 @@ class _Signals(ServiceInterface):
         return value
 
 
-def test_a_signal_is_sent_from_its_path_without_walking_every_export() -> None:
-    asyncio.run(_a_signal_is_sent_from_its_path())
+SERVED = "test.Served"
 
 
-async def _a_signal_is_sent_from_its_path() -> None:
-    bus = ObjectManagerBus(
-        "unix:path=/nonexistent", manager_path="/test", describe=lambda _interface: None
+def _served(values: dict[int, str]) -> PropertyObjects:
+    def properties(object_id: int) -> dict[str, Variant] | None:
+        value = values.get(object_id)
+        return None if value is None else {"Name": Variant("s", value)}
+
+    interface = read_only_interface(SERVED, [("Name", "s")])
+    return PropertyObjects("/test/served", interface, values.keys, properties)
+
+
+def test_served_objects_beside_exported_ones(dbus_daemon: DBusDaemon) -> None:
+    asyncio.run(_served_objects_beside_exported_ones(dbus_daemon.address))
+
+
+async def _served_objects_beside_exported_ones(address: str) -> None:
+    server = ObjectManagerBus(address, manager_path="/test")
+    await server.connect()
+    client = await MessageBus(bus_address=address).connect()
+    seen: list[Message] = []
+
+    def note(message: Message) -> None:
+        if message.message_type is MessageType.SIGNAL and message.sender == server.unique_name:
+            seen.append(message)
+
+    client.add_message_handler(note)
+    await client.call(
+        Message(
+            destination="org.freedesktop.DBus",
+            path="/org/freedesktop/DBus",
+            interface="org.freedesktop.DBus",
+            member="AddMatch",
+            signature="s",
+            body=[f"type='signal',sender='{server.unique_name}'"],
+        )
     )
-    sent: list[Message] = []
-    bus.send = sent.append  # type: ignore[method-assign,assignment]
-    interfaces = [_Signals() for _ in range(3)]
-    for n, interface in enumerate(interfaces):
-        bus.export(f"/test/o{n}", interface)
-    bus.unexport("/test/o0")
-    # Out of the exports dbus-fast would walk (it would not find the path there):
-    # the path kept at export is the one used.
-    hidden = bus._path_exports.pop("/test/o2")
-    interfaces[2].Changed(7)
-    bus._path_exports["/test/o2"] = hidden
-    assert [(m.path, m.member, m.body) for m in sent] == [("/test/o2", "Changed", [7])]
-    bus.unexport("/test/o2", interfaces[2])
-    assert bus._path_of == {id(interfaces[1]): "/test/o1"}  # (what is unexported is forgotten)
+    values = {1: "one"}
+    objects = _served(values)
+    try:
+        server.serve(objects)
+        exported = _Exported()
+        server.export("/test/exported", exported)
+        values[2] = "two"
+        server.object_added(objects, 2)
+        server.properties_changed(objects, 2, {"Name": Variant("s", "deux")})
+        exported.Changed(7)  # an exported interface's signal, from its own path
+        server.object_removed(objects, 1)
+
+        def call(
+            path: str, interface: str, member: str, signature: str = "", body: Any = ()
+        ) -> Any:
+            message = Message(
+                destination=server.unique_name,
+                path=path,
+                interface=interface,
+                member=member,
+                signature=signature,
+                body=list(body),
+            )
+            return client.call(message)
+
+        managed = await call("/test", "org.freedesktop.DBus.ObjectManager", "GetManagedObjects")
+        assert set(managed.body[0]) == {"/test/exported", "/test/served/1", "/test/served/2"}
+        assert managed.body[0]["/test/served/2"] == {SERVED: {"Name": Variant("s", "two")}}
+        introspect = "org.freedesktop.DBus.Introspectable"
+        root = intr.Node.parse((await call("/test", introspect, "Introspect")).body[0])
+        assert {node.name for node in root.nodes} == {"exported", "served"}
+        parent = intr.Node.parse((await call("/test/served", introspect, "Introspect")).body[0])
+        assert {node.name for node in parent.nodes} == {"1", "2"}
+        leaf = intr.Node.parse((await call("/test/served/2", introspect, "Introspect")).body[0])
+        assert SERVED in {interface.name for interface in leaf.interfaces}
+        got = await call("/test/served/2", PROPERTIES, "Get", "ss", [SERVED, "Name"])
+        assert got.body == [Variant("s", "two")]
+        await asyncio.wait_for(_until(lambda: len(seen) >= 4), 10)
+    finally:
+        client.disconnect()
+        server.disconnect()
+    signals = [(m.path, m.member, m.body[0]) for m in seen]
+    assert signals == [
+        ("/test", "InterfacesAdded", "/test/served/2"),
+        ("/test/served/2", "PropertiesChanged", SERVED),
+        ("/test/exported", "Changed", 7),
+        ("/test", "InterfacesRemoved", "/test/served/1"),
+    ]
+
+
+async def _until(condition: Any) -> None:
+    while not condition():
+        await asyncio.sleep(0.01)

@@ -1,21 +1,21 @@
 """`org.mux.Mux1.Pane`: one object per pane, read-only properties (docs/dbus-api.md#pane-objects).
 
 `PANE_FIELDS` is the one declaration of what mux says about a pane: it makes
-the D-Bus properties of `PaneInterface`, the `InterfacesAdded` body, the
+the D-Bus properties of the pane objects (served by `pane_objects`), the `InterfacesAdded` body, the
 `PropertiesChanged` contents and the `ListPanes` entries
 (docs/dbus-api.md#manager-methods).
 """
 
 import operator
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dbus_fast import PropertyAccess, Variant
-from dbus_fast.service import ServiceInterface, dbus_property
+from dbus_fast import Variant
 
 from mux.panes.pane import Pane
-from mux.protocol.names import PANE_INTERFACE
+from mux.protocol.names import PANE_INTERFACE, PANE_PATH_PREFIX
+from mux.system.dbus_property_objects import PropertyObjects, read_only_interface
 from mux.system.remade import Remade
 
 
@@ -37,6 +37,9 @@ class PaneField:
 
     def read(self, pane: Pane) -> Any:
         return self.convert(getattr(pane, self.source))
+
+    def variant(self, pane: Pane) -> Variant:
+        return Variant(self.signature, self.read(pane))
 
 
 # In ListPanes order (and InterfacesAdded order, for the properties).
@@ -91,36 +94,22 @@ class ListEntries:
 
 def pane_property_variants(pane: Pane) -> dict[str, Variant]:
     """Every property of the pane: the body of its InterfacesAdded."""
-    return {
-        name: Variant(field.signature, field.read(pane)) for name, field in PANE_PROPERTIES.items()
-    }
+    return {name: field.variant(pane) for name, field in PANE_PROPERTIES.items()}
 
 
-class PaneInterface(ServiceInterface):
-    """The D-Bus properties are added from PANE_PROPERTIES below the class."""
-
-    __slots__ = ("pane",)  # no instance dict: one of these per pane
-
-    def __init__(self, pane: Pane) -> None:
-        super().__init__(PANE_INTERFACE)
-        self.pane = pane
-
-    def emit_changed(self, names: Iterable[str]) -> None:
-        changed = {
-            name: PANE_PROPERTIES[name].read(self.pane) for name in names if name in PANE_PROPERTIES
-        }
-        if changed:  # (a change of something that is no D-Bus property: nothing to say)
-            self.emit_properties_changed(changed)
+# The introspection of org.mux.Mux1.Pane.
+PANE_INTERFACE_DESCRIPTION = read_only_interface(
+    PANE_INTERFACE, ((name, field.signature) for name, field in PANE_PROPERTIES.items())
+)
 
 
-def _exported(name: str, field: PaneField) -> Any:
-    def read(interface: PaneInterface) -> Any:
-        return field.read(interface.pane)
+def pane_objects(panes: Mapping[int, Pane]) -> PropertyObjects:
+    """The pane objects of the panes in `panes` (by id), as the bus serves them."""
 
-    read.__name__ = read.__qualname__ = name
-    read.__annotations__ = {"return": field.signature}  # dbus-fast reads the type here
-    return dbus_property(access=PropertyAccess.READ, name=name)(read)
+    def properties(pane_id: int) -> dict[str, Variant] | None:
+        pane = panes.get(pane_id)
+        return None if pane is None else pane_property_variants(pane)
 
-
-for _name, _field in PANE_PROPERTIES.items():
-    setattr(PaneInterface, _name, _exported(_name, _field))
+    return PropertyObjects(
+        PANE_PATH_PREFIX.rstrip("/"), PANE_INTERFACE_DESCRIPTION, panes.keys, properties
+    )

@@ -2,34 +2,17 @@
 
 import asyncio
 from collections.abc import Sequence
+from typing import Any
 
 from dbus_fast import Variant
-from dbus_fast.aio import MessageBus
-from dbus_fast.service import ServiceInterface
 
 from mux.dbus.manager_iface import ManagerInterface
-from mux.dbus.pane_iface import PaneInterface, pane_property_variants
-from mux.dbus.window_iface import WindowInterface, window_property_variants
+from mux.dbus.pane_iface import PANE_PROPERTIES, pane_objects
+from mux.dbus.window_iface import WINDOW_FIELDS, window_objects, window_values
 from mux.panes.pane import Pane
 from mux.panes.windows import Window
-from mux.protocol.names import (
-    PANE_INTERFACE,
-    ROOT_PATH,
-    WINDOW_INTERFACE,
-    pane_path,
-    window_path,
-)
+from mux.protocol.names import ROOT_PATH
 from mux.system.dbus_service_bus import ObjectManagerBus
-
-
-def _describe(interface: ServiceInterface) -> dict[str, dict[str, Variant]] | None:
-    """The InterfacesAdded body of a pane or window object (the manager's own export
-    says nothing)."""
-    if isinstance(interface, PaneInterface):
-        return {PANE_INTERFACE: pane_property_variants(interface.pane)}
-    if isinstance(interface, WindowInterface):
-        return {WINDOW_INTERFACE: window_property_variants(interface.window)}
-    return None
 
 
 class MuxMessageBus(ObjectManagerBus):
@@ -37,12 +20,7 @@ class MuxMessageBus(ObjectManagerBus):
     (docs/dbus-api.md#bus-name-and-objects)."""
 
     def __init__(self, bus_address: str | None = None, negotiate_unix_fd: bool = False) -> None:
-        super().__init__(
-            bus_address,
-            manager_path=ROOT_PATH,
-            describe=_describe,
-            negotiate_unix_fd=negotiate_unix_fd,
-        )
+        super().__init__(bus_address, manager_path=ROOT_PATH, negotiate_unix_fd=negotiate_unix_fd)
 
 
 class BusPublisher:
@@ -57,27 +35,31 @@ class BusPublisher:
     a pane added and its window changed).
     """
 
-    def __init__(self, bus: MessageBus, manager: ManagerInterface) -> None:
+    def __init__(self, bus: ObjectManagerBus, manager: ManagerInterface) -> None:
         self._bus = bus
         self._manager = manager
-        self._objects: dict[int, PaneInterface] = {}
+        self._panes: dict[int, Pane] = {}
         self._changed: dict[int, set[str]] = {}  # pane id -> names changed this turn
-        self._windows: dict[int, WindowInterface] = {}
+        self._windows: dict[int, Window] = {}
+        self._told: dict[int, tuple[Any, ...]] = {}  # window id -> its properties told last
         self._changed_windows: set[int] = set()
         self._flush_scheduled = False
+        self._pane_objects = pane_objects(self._panes)
+        self._window_objects = window_objects(self._windows)
+        bus.serve(self._pane_objects)
+        bus.serve(self._window_objects)
 
     def pane_added(self, pane: Pane) -> None:
-        interface = PaneInterface(pane)
-        self._objects[pane.id] = interface
-        self._bus.export(pane_path(pane.id), interface)
+        self._panes[pane.id] = pane
+        self._bus.object_added(self._pane_objects, pane.id)
 
     def pane_removed(self, pane: Pane) -> None:
         self._send_changes(pane.id)
-        if self._objects.pop(pane.id, None) is not None:
-            self._bus.unexport(pane_path(pane.id))
+        if self._panes.pop(pane.id, None) is not None:
+            self._bus.object_removed(self._pane_objects, pane.id)
 
     def pane_changed(self, pane: Pane, properties: Sequence[str]) -> None:
-        if pane.id not in self._objects:
+        if pane.id not in self._panes:
             return
         self._changed.setdefault(pane.id, set()).update(properties)
         self._flush_later()
@@ -95,7 +77,7 @@ class BusPublisher:
 
     def pane_exited(self, pane: Pane) -> None:
         self._send_changes(pane.id)
-        if pane.id in self._objects:
+        if pane.id in self._panes:
             self._manager.PaneExited(pane.id, pane.exit_status)
 
     def _flush(self) -> None:
@@ -108,9 +90,9 @@ class BusPublisher:
     # -- windows ------------------------------------------------------------------
 
     def window_added(self, window: Window) -> None:
-        interface = WindowInterface(window)
-        self._windows[window.id] = interface
-        self._bus.export(window_path(window.id), interface)
+        self._windows[window.id] = window
+        self._told[window.id] = window_values(window)
+        self._bus.object_added(self._window_objects, window.id)
         self.window_changed(window)  # WindowChanged at the end of the turn, once
 
     def window_changed(self, window: Window) -> None:
@@ -121,7 +103,8 @@ class BusPublisher:
     def window_removed(self, window: Window) -> None:
         self._send_window_changes(window.id)
         if self._windows.pop(window.id, None) is not None:
-            self._bus.unexport(window_path(window.id))
+            del self._told[window.id]
+            self._bus.object_removed(self._window_objects, window.id)
             if self._bus.connected:
                 self._manager.WindowChanged(window.id)
 
@@ -129,14 +112,29 @@ class BusPublisher:
         if window_id not in self._changed_windows:
             return
         self._changed_windows.discard(window_id)
-        interface = self._windows.get(window_id)
-        if interface is not None and self._bus.connected:
-            interface.emit_changed()  # (only what differs from what was told)
-            self._manager.WindowChanged(window_id)
+        window = self._windows.get(window_id)
+        if window is None or not self._bus.connected:
+            return
+        # PropertiesChanged with only what differs from what was told last.
+        before, now = self._told[window_id], window_values(window)
+        self._told[window_id] = now
+        changed = {
+            field.property: Variant(field.signature, value)
+            for field, was, value in zip(WINDOW_FIELDS, before, now, strict=True)
+            if was != value
+        }
+        self._bus.properties_changed(self._window_objects, window_id, changed)
+        self._manager.WindowChanged(window_id)
 
     def _send_changes(self, pane_id: int) -> None:
         names = self._changed.pop(pane_id, None)
-        interface = self._objects.get(pane_id)
+        pane = self._panes.get(pane_id)
         # A flush already scheduled when the connection was lost has no one to tell.
-        if names and interface is not None and self._bus.connected:
-            interface.emit_changed(names)
+        if names and pane is not None and self._bus.connected:
+            changed = {
+                name: PANE_PROPERTIES[name].variant(pane)
+                for name in names
+                if name in PANE_PROPERTIES
+            }
+            # (a change of something that is no D-Bus property: nothing to say)
+            self._bus.properties_changed(self._pane_objects, pane_id, changed)

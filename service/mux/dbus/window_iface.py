@@ -2,21 +2,22 @@
 (docs/windows.md#window-objects).
 
 `WINDOW_FIELDS` is the one declaration of what mux says about a window: it makes
-the D-Bus properties of `WindowInterface`, the `InterfacesAdded` body, the
-`PropertiesChanged` contents and the `ListWindows` entries.
+the D-Bus properties of the window objects (served by `window_objects`), the
+`InterfacesAdded` body, the `PropertiesChanged` contents and the `ListWindows`
+entries.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from dbus_fast import PropertyAccess, Variant
-from dbus_fast.service import ServiceInterface, dbus_property
+from dbus_fast import Variant
 
 from mux.panes.windows import Window
 from mux.protocol.layout import to_json
-from mux.protocol.names import WINDOW_INTERFACE
+from mux.protocol.names import WINDOW_INTERFACE, WINDOW_PATH_PREFIX
 from mux.protocol.window_options import GEOMETRY_KEYS
+from mux.system.dbus_property_objects import PropertyObjects, read_only_interface
 
 
 def _geometry(window: Window) -> dict[str, Variant]:
@@ -51,42 +52,24 @@ def window_property_variants(window: Window) -> dict[str, Variant]:
     return {field.property: Variant(field.signature, field.read(window)) for field in WINDOW_FIELDS}
 
 
-class WindowInterface(ServiceInterface):
-    """The D-Bus properties are added from WINDOW_FIELDS below the class."""
-
-    __slots__ = ("_told", "window")  # no instance dict: one of these per window
-
-    def __init__(self, window: Window) -> None:
-        super().__init__(WINDOW_INTERFACE)
-        self.window = window
-        self._told = _values(window)  # (a tuple: a dict a window cost 0.3 KiB more)
-
-    def emit_changed(self) -> None:
-        """PropertiesChanged with what differs from what was told last."""
-        now = _values(self.window)
-        changed = {
-            field.property: value
-            for field, before, value in zip(WINDOW_FIELDS, self._told, now, strict=True)
-            if before != value
-        }
-        self._told = now
-        if changed:
-            self.emit_properties_changed(changed)
-
-
-def _values(window: Window) -> tuple[Any, ...]:
+def window_values(window: Window) -> tuple[Any, ...]:
     """Every property's value, in WINDOW_FIELDS order."""
     return tuple(field.read(window) for field in WINDOW_FIELDS)
 
 
-def _exported(field: WindowField) -> Any:
-    def read(interface: WindowInterface) -> Any:
-        return field.read(interface.window)
-
-    read.__name__ = read.__qualname__ = field.property
-    read.__annotations__ = {"return": field.signature}  # dbus-fast reads the type here
-    return dbus_property(access=PropertyAccess.READ, name=field.property)(read)
+# The introspection of org.mux.Mux1.Window.
+WINDOW_INTERFACE_DESCRIPTION = read_only_interface(
+    WINDOW_INTERFACE, ((field.property, field.signature) for field in WINDOW_FIELDS)
+)
 
 
-for _field in WINDOW_FIELDS:
-    setattr(WindowInterface, _field.property, _exported(_field))
+def window_objects(windows: Mapping[int, Window]) -> PropertyObjects:
+    """The window objects of the windows in `windows` (by id), as the bus serves them."""
+
+    def properties(window_id: int) -> dict[str, Variant] | None:
+        window = windows.get(window_id)
+        return None if window is None else window_property_variants(window)
+
+    return PropertyObjects(
+        WINDOW_PATH_PREFIX.rstrip("/"), WINDOW_INTERFACE_DESCRIPTION, windows.keys, properties
+    )

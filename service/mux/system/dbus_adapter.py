@@ -81,24 +81,25 @@ DBUS_FAST_PRIVATES: tuple[DbusFastPrivate, ...] = (
     DbusFastPrivate(
         "BaseMessageBus._emit_interface_added",
         "a method (self, path, interface) called by export()",
-        "overridden by `ObjectManagerBus`: InterfacesAdded from the ObjectManager's path",
+        "overridden by `ObjectManagerBus`: an exported interface is not announced (the"
+        " objects it serves are, from the ObjectManager's path)",
     ),
     DbusFastPrivate(
         "BaseMessageBus._emit_interface_removed",
         "a method (self, path, removed_interfaces) called by unexport()",
-        "overridden by `ObjectManagerBus`: InterfacesRemoved from the ObjectManager's path",
+        "overridden by `ObjectManagerBus`, as _emit_interface_added",
     ),
     DbusFastPrivate(
-        "BaseMessageBus._interface_signal_notify",
-        "a method (self, interface, interface_name, member, signature, body, unix_fds)"
-        " through which an exported interface sends each of its signals",
-        "overridden by `ObjectManagerBus`: the path kept at export, not a walk of every"
-        " exported object per signal",
+        "BaseMessageBus._introspect_export_path",
+        "a method (self, path) returning the introspection.Node Introspect answers with",
+        "overridden by `ObjectManagerBus`: the objects it serves (mux's panes and windows)"
+        " are added to it",
     ),
     DbusFastPrivate(
-        "BaseMessageBus._path_exports",
-        "a dict: path -> {interface name: ServiceInterface} of what is exported",
-        "read by `ObjectManagerBus.unexport` to forget the paths of what it removes",
+        "BaseMessageBus._default_get_managed_objects_handler",
+        "a method (self, msg, send_reply) answering GetManagedObjects of what is exported,"
+        " through send_reply(message) or send_reply.send_error(exception)",
+        "overridden by `ObjectManagerBus`: the objects it serves are added to the reply",
     ),
     DbusFastPrivate(
         "BaseMessageBus._make_method_handler",
@@ -164,21 +165,12 @@ def private_problems(bus: MessageBus) -> list[str]:
         "_emit_interface_added": ["self", "path", "interface"],
         "_emit_interface_removed": ["self", "path", "removed_interfaces"],
         "_make_method_handler": ["self", "interface", "method"],
-        "_interface_signal_notify": [
-            "self",
-            "interface",
-            "interface_name",
-            "member",
-            "signature",
-            "body",
-            "unix_fds",
-        ],
+        "_introspect_export_path": ["self", "path"],
+        "_default_get_managed_objects_handler": ["self", "msg", "send_reply"],
     }
     for name, parameters in hooks.items():
         if not _takes(getattr(BaseMessageBus, name, None), parameters):
             problems.append(f"BaseMessageBus.{name}: missing or not a method {tuple(parameters)}")
-    if not isinstance(getattr(bus, "_path_exports", None), dict):
-        problems.append("BaseMessageBus._path_exports: missing or not a dict")
     if not isinstance(getattr(bus, "_negotiate_unix_fd", None), bool):
         problems.append("BaseMessageBus._negotiate_unix_fd: missing or not a bool")
     return problems
