@@ -1,4 +1,5 @@
-"""Keeps the bus in step with the pane table: exports, property changes, signals."""
+"""Keeps the bus in step with the pane table: the pane and window objects it serves,
+property changes, signals."""
 
 import asyncio
 from collections.abc import Sequence
