@@ -342,6 +342,11 @@ def main(argv: list[str] | None = None) -> int:
         format=stamp + "%(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
+    # What the format does not show is not gathered for each line (the logging
+    # HOWTO's "Optimization"): a spawn logs twice, and logging was 8% of muxd's time
+    # spawning and killing panes (py-spy), the caller's frame lookup a part of it.
+    logging._srcfile = None
+    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
     resume: Handover | None = None
     record_slots: RecordSlots | None = None
     lock: IO[bytes] | None = None
