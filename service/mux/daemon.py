@@ -66,7 +66,7 @@ from mux.resurrection.checkpoints import CheckpointStore
 from mux.resurrection.endpoints import Endpoints
 from mux.state.restore import RestoreProblem
 from mux.system.fds import make_inherited_fds_close_on_exec
-from mux.system.journal import stderr_is_the_journal
+from mux.system.journal import log_to_stderr
 from mux.system.listen_fds import ListenFds, listen_fds
 from mux.system.locks import AlreadyLocked, take_instance_lock, take_state_lock
 from mux.system.memory import pace_the_collector
@@ -335,18 +335,7 @@ def main(argv: list[str] | None = None) -> int:
             return EX_UNAVAILABLE
     if args.check or args.check_handover:
         return _check()
-    # The journal stamps each line itself; a log file needs the time written.
-    stamp = "" if stderr_is_the_journal() else "%(asctime)s "
-    logging.basicConfig(
-        level=settings.log_level,
-        format=stamp + "%(levelname)s %(name)s: %(message)s",
-        stream=sys.stderr,
-    )
-    # What the format does not show is not gathered for each line (the logging
-    # HOWTO's "Optimization"): a spawn logs twice, and logging was 8% of muxd's time
-    # spawning and killing panes (py-spy), the caller's frame lookup a part of it.
-    logging._srcfile = None
-    logging.logThreads = logging.logProcesses = logging.logMultiprocessing = False
+    log_to_stderr(settings.log_level)
     resume: Handover | None = None
     record_slots: RecordSlots | None = None
     lock: IO[bytes] | None = None
