@@ -35,6 +35,17 @@ def test_precedence(new: CwdObservation, current: CwdObservation, wins: bool) ->
     assert supersedes(new, current) is wins
 
 
+def test_at_the_prompt_a_child_capture_does_not_override_the_shell() -> None:
+    # fish's first-run completion generator: a child in the shell's own group, for
+    # seconds, in the directory fish started in, while the shell sits at its prompt.
+    newer_child = CwdObservation("/b", "process", 200.0, child=True)
+    assert supersedes(newer_child, SHELL, shell_at_prompt=True) is False
+    assert supersedes(newer_child, SHELL, shell_at_prompt=False) is True
+    # Over anything but a shell report, the prompt does not matter.
+    launch = CwdObservation("/a", "launch", 1.0)
+    assert supersedes(newer_child, launch, shell_at_prompt=True) is True
+
+
 def test_deepest_in_the_foreground_group() -> None:
     # 10 (shell, group 10) -> 11 (make, group 11) -> 12 (cc, group 11) -> 13 (as, group 11)
     #                      -> 20 (a background job, group 20) -> 21 (group 20, deeper)

@@ -10,8 +10,9 @@ of the program itself.
 Precedence, from the nested-shell case (a shell without integration started
 from an integrated one, then `cd` in it): the outer shell's last report is
 stale, the child capture is right. So a newer child capture that disagrees
-supersedes an older shell report; a root capture never does (the root is the
-integrated shell itself, and it reports for itself); a shell report always
+supersedes an older shell report, unless the shell said it is at its prompt; a
+root capture never does (the root is the integrated shell itself, and it reports
+for itself); a shell report always
 supersedes what came before it. A process capture that finds the directory
 already known changes nothing (its source included).
 """
@@ -30,14 +31,26 @@ class CwdObservation:
     child: bool = False  # a process capture of a descendant, not of the pane's program
 
 
-def supersedes(new: CwdObservation, current: CwdObservation) -> bool:
-    """Whether `new` replaces `current` as the pane's working directory."""
+def supersedes(
+    new: CwdObservation, current: CwdObservation, *, shell_at_prompt: bool = False
+) -> bool:
+    """Whether `new` replaces `current` as the pane's working directory.
+    `shell_at_prompt`: an integrated shell said it is at its prompt (and has not said
+    since that a command runs)."""
     if new.source == "shell":
         return True
     if new.path == current.path:
         return False  # a process capture that only confirms changes nothing
     if new.source == "process":
         if current.source == "shell":
-            return new.child and new.captured_at > current.captured_at and new.path != current.path
+            # At the prompt the shell is what is in front: a child in its process group
+            # then is its own background work (fish's first-run completion generator
+            # runs for seconds in the shell's group, in the directory fish started in).
+            return (
+                new.child
+                and not shell_at_prompt
+                and new.captured_at > current.captured_at
+                and new.path != current.path
+            )
         return True
     return False  # "launch" is where a pane starts, never an update

@@ -94,7 +94,7 @@ class ShellTracker:
         current = CwdObservation(
             self.cwd, self.cwd_source, self.cwd_captured_at, child=self._cwd_from_child
         )
-        if not supersedes(observation, current):
+        if not supersedes(observation, current, shell_at_prompt=self.shell_state == "prompt"):
             return None
         changed = (observation.path, observation.source) != (self.cwd, self.cwd_source)
         self.cwd, self.cwd_source = observation.path, observation.source
