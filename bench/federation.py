@@ -77,6 +77,7 @@ from common import (
     spawn,
 )
 from mux.protocol.names import host_path
+from mux.system.bus_daemon import bus_daemon_message
 
 HOST = "sat"
 RELAY_GOAL = 3.0  # relayed <= 3x direct
@@ -123,16 +124,7 @@ class HostStates:
     async def subscribe(self) -> HostStates:
         self.bus.add_message_handler(self._handle)
         rule = f"type='signal',interface='{MANAGER_INTERFACE}',member='HostStateChanged'"
-        reply = await self.bus.call(
-            Message(
-                destination="org.freedesktop.DBus",
-                path="/org/freedesktop/DBus",
-                interface="org.freedesktop.DBus",
-                member="AddMatch",
-                signature="s",
-                body=[rule],
-            )
-        )
+        reply = await self.bus.call(bus_daemon_message("AddMatch", "s", [rule]))
         assert reply is not None and reply.message_type is MessageType.METHOD_RETURN, reply
         return self
 

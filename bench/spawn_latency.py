@@ -52,6 +52,7 @@ from common import (
     print_table,
     spawn_body,
 )
+from mux.system.bus_daemon import bus_daemon_message
 
 GOAL = 1.0  # mux Spawn ≤ 1.0x tmux new-window
 
@@ -103,16 +104,7 @@ class ExitSignals:
 
     async def subscribe(self) -> None:
         rule = f"type='signal',interface='{MANAGER_INTERFACE}',member='PaneExited'"
-        reply = await self._bus.call(
-            Message(
-                destination="org.freedesktop.DBus",
-                path="/org/freedesktop/DBus",
-                interface="org.freedesktop.DBus",
-                member="AddMatch",
-                signature="s",
-                body=[rule],
-            )
-        )
+        reply = await self._bus.call(bus_daemon_message("AddMatch", "s", [rule]))
         assert reply is not None and reply.message_type is MessageType.METHOD_RETURN
 
     def _future(self, pane_id: int) -> asyncio.Future[None]:

@@ -484,22 +484,15 @@ class BusMonitor:
         self._loop.close()
 
     async def _subscribe(self) -> None:
-        from dbus_fast import Message, MessageType
+        from dbus_fast import MessageType
         from dbus_fast.aio import MessageBus
+
+        from mux.system.bus_daemon import bus_daemon_message
 
         bus = await MessageBus(bus_address=self.address).connect()
         bus.add_message_handler(self._record)
         for rule in self.rules:
-            reply = await bus.call(
-                Message(
-                    destination="org.freedesktop.DBus",
-                    path="/org/freedesktop/DBus",
-                    interface="org.freedesktop.DBus",
-                    member="AddMatch",
-                    signature="s",
-                    body=[rule],
-                )
-            )
+            reply = await bus.call(bus_daemon_message("AddMatch", "s", [rule]))
             assert reply is not None and reply.message_type is MessageType.METHOD_RETURN, (
                 f"AddMatch {rule!r} was refused: {reply and reply.body}"
             )

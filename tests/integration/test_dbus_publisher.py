@@ -21,6 +21,7 @@ from mux.dbus.manager_iface import ManagerInterface
 from mux.dbus.publisher import BusPublisher, MuxMessageBus
 from mux.panes.pane import Pane
 from mux.protocol.names import PANE_INTERFACE, ROOT_PATH, pane_path
+from mux.system.bus_daemon import bus_daemon_message
 from tests.harness import DEFAULT_TIMEOUT, DBusDaemon
 
 PROPERTIES = "org.freedesktop.DBus.Properties"
@@ -54,16 +55,7 @@ class Observer:
     async def connect(self, address: str, sender: str) -> MessageBus:
         bus = await MessageBus(bus_address=address).connect()
         bus.add_message_handler(self._record)
-        await bus.call(
-            Message(
-                destination="org.freedesktop.DBus",
-                path="/org/freedesktop/DBus",
-                interface="org.freedesktop.DBus",
-                member="AddMatch",
-                signature="s",
-                body=[f"type='signal',sender='{sender}'"],
-            )
-        )
+        await bus.call(bus_daemon_message("AddMatch", "s", [f"type='signal',sender='{sender}'"]))
         return bus
 
     def _record(self, message: Message) -> None:

@@ -17,6 +17,7 @@ from dbus_fast.aio import MessageBus
 from dbus_fast.annotations import DBusSignature
 from dbus_fast.service import ServiceInterface, dbus_method, dbus_signal
 
+from mux.system.bus_daemon import bus_daemon_message
 from mux.system.dbus_property_objects import PropertyObjects, read_only_interface
 from mux.system.dbus_service_bus import ObjectManagerBus
 from tests.harness import DBusDaemon
@@ -128,14 +129,7 @@ async def _served_objects_beside_exported_ones(address: str) -> None:
 
     client.add_message_handler(note)
     await client.call(
-        Message(
-            destination="org.freedesktop.DBus",
-            path="/org/freedesktop/DBus",
-            interface="org.freedesktop.DBus",
-            member="AddMatch",
-            signature="s",
-            body=[f"type='signal',sender='{server.unique_name}'"],
-        )
+        bus_daemon_message("AddMatch", "s", [f"type='signal',sender='{server.unique_name}'"])
     )
     values = {1: "one"}
     objects = _served(values)
