@@ -1,9 +1,9 @@
 """`org.mux.Mux1.Pane`: one object per pane, read-only properties (docs/dbus-api.md#pane-objects).
 
 `PANE_FIELDS` is the one declaration of what mux says about a pane: it makes
-the D-Bus properties of the pane objects (served by `pane_objects`), the `InterfacesAdded` body, the
-`PropertiesChanged` contents and the `ListPanes` entries
-(docs/dbus-api.md#manager-methods).
+the D-Bus properties of the pane objects (served by `pane_objects`), the
+`InterfacesAdded` body, the `PropertiesChanged` contents and the `ListPanes`
+entries (docs/dbus-api.md#manager-methods).
 """
 
 import operator
@@ -15,7 +15,7 @@ from dbus_fast import Variant
 
 from mux.panes.pane import Pane
 from mux.protocol.names import PANE_INTERFACE, PANE_PATH_PREFIX
-from mux.system.dbus_property_objects import PropertyObjects, read_only_interface
+from mux.system.dbus_property_objects import PropertyObjects, objects_of, read_only_interface
 from mux.system.remade import Remade
 
 
@@ -105,11 +105,5 @@ PANE_INTERFACE_DESCRIPTION = read_only_interface(
 
 def pane_objects(panes: Mapping[int, Pane]) -> PropertyObjects:
     """The pane objects of the panes in `panes` (by id), as the bus serves them."""
-
-    def properties(pane_id: int) -> dict[str, Variant] | None:
-        pane = panes.get(pane_id)
-        return None if pane is None else pane_property_variants(pane)
-
-    return PropertyObjects(
-        PANE_PATH_PREFIX.rstrip("/"), PANE_INTERFACE_DESCRIPTION, panes.keys, properties
-    )
+    parent = PANE_PATH_PREFIX.rstrip("/")
+    return objects_of(parent, PANE_INTERFACE_DESCRIPTION, panes, pane_property_variants)

@@ -5,11 +5,9 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from dbus_fast import Variant
-
 from mux.dbus.manager_iface import ManagerInterface
 from mux.dbus.pane_iface import PANE_PROPERTIES, pane_objects
-from mux.dbus.window_iface import WINDOW_FIELDS, window_objects, window_values
+from mux.dbus.window_iface import changed_properties, window_objects, window_values
 from mux.panes.pane import Pane
 from mux.panes.windows import Window
 from mux.protocol.names import ROOT_PATH
@@ -119,12 +117,8 @@ class BusPublisher:
         # PropertiesChanged with only what differs from what was told last.
         before, now = self._told[window_id], window_values(window)
         self._told[window_id] = now
-        changed = {
-            field.property: Variant(field.signature, value)
-            for field, was, value in zip(WINDOW_FIELDS, before, now, strict=True)
-            if was != value
-        }
-        self._bus.properties_changed(self._window_objects, window_id, changed)
+        changes = changed_properties(before, now)
+        self._bus.properties_changed(self._window_objects, window_id, changes)
         self._manager.WindowChanged(window_id)
 
     def _send_changes(self, pane_id: int) -> None:

@@ -17,7 +17,7 @@ from mux.panes.windows import Window
 from mux.protocol.layout import to_json
 from mux.protocol.names import WINDOW_INTERFACE, WINDOW_PATH_PREFIX
 from mux.protocol.window_options import GEOMETRY_KEYS
-from mux.system.dbus_property_objects import PropertyObjects, read_only_interface
+from mux.system.dbus_property_objects import PropertyObjects, objects_of, read_only_interface
 
 
 def _geometry(window: Window) -> dict[str, Variant]:
@@ -57,6 +57,15 @@ def window_values(window: Window) -> tuple[Any, ...]:
     return tuple(field.read(window) for field in WINDOW_FIELDS)
 
 
+def changed_properties(before: tuple[Any, ...], now: tuple[Any, ...]) -> dict[str, Variant]:
+    """The PropertiesChanged contents between two `window_values` of a window."""
+    return {
+        field.property: Variant(field.signature, value)
+        for field, was, value in zip(WINDOW_FIELDS, before, now, strict=True)
+        if was != value
+    }
+
+
 # The introspection of org.mux.Mux1.Window.
 WINDOW_INTERFACE_DESCRIPTION = read_only_interface(
     WINDOW_INTERFACE, ((field.property, field.signature) for field in WINDOW_FIELDS)
@@ -65,11 +74,5 @@ WINDOW_INTERFACE_DESCRIPTION = read_only_interface(
 
 def window_objects(windows: Mapping[int, Window]) -> PropertyObjects:
     """The window objects of the windows in `windows` (by id), as the bus serves them."""
-
-    def properties(window_id: int) -> dict[str, Variant] | None:
-        window = windows.get(window_id)
-        return None if window is None else window_property_variants(window)
-
-    return PropertyObjects(
-        WINDOW_PATH_PREFIX.rstrip("/"), WINDOW_INTERFACE_DESCRIPTION, windows.keys, properties
-    )
+    parent = WINDOW_PATH_PREFIX.rstrip("/")
+    return objects_of(parent, WINDOW_INTERFACE_DESCRIPTION, windows, window_property_variants)

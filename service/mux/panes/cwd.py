@@ -12,9 +12,9 @@ from an integrated one, then `cd` in it): the outer shell's last report is
 stale, the child capture is right. So a newer child capture that disagrees
 supersedes an older shell report, unless the shell said it is at its prompt; a
 root capture never does (the root is the integrated shell itself, and it reports
-for itself); a shell report always
-supersedes what came before it. A process capture that finds the directory
-already known changes nothing (its source included).
+for itself); a shell report always supersedes what came before it. A process
+capture that finds the directory already known changes nothing (its source
+included).
 """
 
 import time

@@ -12,8 +12,9 @@ to introspection and `GetManagedObjects`.
 This module makes messages and sends none.
 """
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 from dbus_fast import ErrorType, Message, MessageType, PropertyAccess, Variant
 from dbus_fast import introspection as intr
@@ -163,6 +164,25 @@ class PropertyObjects:
                 message, ErrorType.PROPERTY_READ_ONLY, f'the property "{name}" is read-only'
             )
         return Message.new_method_return(message, "v", [properties[name]])
+
+
+Model = TypeVar("Model")
+
+
+def objects_of(
+    parent: str,
+    interface: intr.Interface,
+    models: Mapping[int, Model],
+    properties: Callable[[Model], dict[str, Variant]],
+) -> PropertyObjects:
+    """The objects `<parent>/<id>` of the models in `models` (by id, kept up to date by
+    its owner), each with the properties `properties` reads from its model."""
+
+    def properties_of(object_id: int) -> dict[str, Variant] | None:
+        model = models.get(object_id)
+        return None if model is None else properties(model)
+
+    return PropertyObjects(parent, interface, models.keys, properties_of)
 
 
 def _no_interface(message: Message, interface_name: str) -> Message:
