@@ -33,6 +33,15 @@ def spawn(table: PaneTable, argv: tuple[str, ...], **options: object) -> int:
     return table.spawn(request).id
 
 
+async def _close_every_pane(table: PaneTable) -> None:
+    """Every pane closed and its program gone, as after a stop: a restore started while
+    an old program still runs (SIGKILL is not instant) would not start it again."""
+    for pane in list(table):
+        table.close(pane.id)
+    table.end_closing_sessions()
+    await until(lambda: table.lingering_processes() == 0, "the old programs to end")
+
+
 def test_a_captured_session_restores_the_same_panes_in_the_same_windows(tmp_path: Path) -> None:
     work = tmp_path / "work"
     work.mkdir()
@@ -55,9 +64,7 @@ def test_a_captured_session_restores_the_same_panes_in_the_same_windows(tmp_path
         ]  # exited: never again
         assert [len(w.nodes) > 1 for w in session.windows] == [True, False]
 
-        for pane in list(table):
-            table.close(pane.id)
-        table.end_closing_sessions()
+        await _close_every_pane(table)
         assert restore_session(table, session, str(tmp_path), None) == []
         restored = {pane.argv: pane for pane in table}
         assert set(restored) == {("sleep", "601"), ("sleep", "602"), ("sleep", "603")}
@@ -81,10 +88,7 @@ def test_a_vanished_program_is_reported_and_a_vanished_directory_noted(tmp_path:
         spawn(table, (str(program), "600"))
         moved = spawn(table, ("sleep", "604"), cwd=str(gone))
         session = capture_session(table, 1)
-        for pane in list(table):
-            table.close(pane.id)
-        table.end_closing_sessions()
-        await until(lambda: table.lingering_processes() == 0, "the old programs to end")
+        await _close_every_pane(table)
         program.unlink()
         gone.rmdir()
 

@@ -15,6 +15,7 @@ from mux.protocol.window_options import WindowUpdate
 from mux.state.capture import capture_session
 from mux.state.restore import restore_session, saved_layout
 from mux.state.schema import Session
+from mux.system.proctree import start_ticks
 from tests.loop_support import until
 from tests.unit.test_pane_table import SteeredLoop, with_table
 
@@ -120,8 +121,10 @@ def test_after_a_crash_a_restored_pane_goes_back_beside_the_readopted(tmp_path: 
         # The middle pane's program ended with the crashed muxd (it had no scope of its
         # own); the others were re-adopted under their ids.
         lost = window.panes[1]
+        lost_pid = table.get(lost).pid
         table.close(lost)
         table.end_closing_sessions()
+        await until(lambda: start_ticks(lost_pid) is None, "its program to end")
         assert restore_session(table, session, str(tmp_path), None, only={lost}) == []
         assert [w.id for w in table.windows] == [window.id], "no window of its own"
         assert _live_shape(table) == shape, "and in its own leaf"
