@@ -87,6 +87,27 @@ class Settings(BaseSettings):
     resurrection_hello_seconds: float = Field(
         default=5.0, gt=0, le=300, description="how long a peer may take to say hello"
     )
+    attach_hello_seconds: float = Field(
+        default=5.0, gt=0, le=300, description="how long an attach client may take to say HELLO"
+    )
+    attach_max_pending: int = Field(
+        default=64,
+        ge=1,
+        le=4096,
+        description="attach connections that have not said HELLO yet; more are closed at once",
+    )
+    emulator_cells_budget: int = Field(
+        default=8_000_000,
+        ge=1,
+        description="rows x columns summed over every pane; a Spawn or Resize past it is "
+        "refused (Unavailable)",
+    )
+    search_query_max_bytes: int = Field(
+        default=1024, ge=16, le=1 << 20, description="longest desktop search query, in bytes"
+    )
+    search_query_max_terms: int = Field(
+        default=32, ge=1, le=4096, description="most words in one desktop search query"
+    )
     log_level: str = Field(default="INFO", pattern="^(DEBUG|INFO|WARNING|ERROR)$")
     notifications: bool = Field(
         default=True, description="desktop notifications from panes no terminal shows"
