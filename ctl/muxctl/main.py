@@ -12,6 +12,7 @@ from muxctl.commands import VERBS, all_commands, load
 from muxctl.commands.command import LocalCommand, ServiceCommand
 from muxctl.completing import HOSTS, complete_with
 from muxctl.errors import EXIT_FAILURE, EXIT_USAGE, CtlError, NotRunning
+from muxctl.output import for_a_person
 from muxctl.parser import Parser
 
 
@@ -89,6 +90,18 @@ def _verb(argv: list[str]) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Everything muxctl prints is for a person unless it is JSON (ASCII): titles, paths,
+    # errors from muxd or a satellite, argparse's complaints alike have their control
+    # characters escaped, in this one place (muxctl.output, SPEC §12).
+    stdout, stderr = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = for_a_person(stdout), for_a_person(stderr)
+    try:
+        return _main(argv)
+    finally:
+        sys.stdout, sys.stderr = stdout, stderr
+
+
+def _main(argv: list[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(_verb(argv)).parse_args(argv)
     args.words = argv  # as typed: argparse drops a `--` that a check may need to see

@@ -1,14 +1,29 @@
-"""muxctl capture ID: print the pane's visible screen."""
+"""muxctl capture [--raw] ID: print the pane's visible screen.
+
+The screen holds what the pane's program printed: like every text muxctl prints, its
+control characters (a bidi override, a C1 control the emulator kept as a character)
+are escaped visibly, unless --raw asks for the text exactly as the screen holds it
+(as tmux's capture-pane prints escapes only with -e). --json keeps it exact too.
+"""
 
 import argparse
 from typing import TYPE_CHECKING
 
 from muxctl.arguments import add_pane_id
 from muxctl.commands.command import ServiceCommand
-from muxctl.output import print_json
+from muxctl.output import exact_stdout, print_json
 
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--raw",
+        action="store_true",
+        help="print the text exactly, control characters included (not escaped)",
+    )
+    add_pane_id(parser)
 
 
 def run(args: argparse.Namespace, client: "MuxClient") -> int:
@@ -18,11 +33,12 @@ def run(args: argparse.Namespace, client: "MuxClient") -> int:
         return 0
     while lines and not lines[-1]:
         lines.pop()  # blank rows below the last output
+    out = exact_stdout() if args.raw else None  # None: sys.stdout, which escapes
     for line in lines:
-        print(line)
+        print(line, file=out)
     return 0
 
 
 COMMAND = ServiceCommand(
-    name="capture", help="print the visible screen of a pane", add_arguments=add_pane_id, run=run
+    name="capture", help="print the visible screen of a pane", add_arguments=add_arguments, run=run
 )

@@ -23,6 +23,7 @@ from mux.panes.replay import CommandReplay, Step, replayable
 from mux.protocol.names import CwdSource
 from mux.protocol.notices import AppNotification, CommandFinished, Notice
 from mux.protocol.osc import CwdReport, OscEvent, OscScanner, ShellMarker, TitleChange
+from mux.protocol.visible import without_controls
 
 TITLE_CHANGED = ("Title",)
 CWD_CHANGED = ("Cwd", "CwdSource")
@@ -52,7 +53,9 @@ class ShellTracker:
         names OSC 7 may give this machine; `shell_token`: what the shell integration of
         this launch marks its OSC 133 markers with; `replay`: a command to type again."""
         self._osc = OscScanner(local_hosts)
-        self.title = title
+        # Every title a pane has passes here (a Spawn title, a program's base name, one
+        # restored or handed over from an older muxd): none keeps C0, DEL or C1.
+        self.title = without_controls(title)
         self.title_explicit = title_explicit
         self.cwd = cwd.path
         self.cwd_source: CwdSource = cwd.source
@@ -85,6 +88,7 @@ class ShellTracker:
 
     def program_title(self, title: str) -> ShellReaction | None:
         """A title the program set (or had set, before a restore): an explicit one stays."""
+        title = without_controls(title)
         if self.title_explicit or title == self.title:
             return None
         self.title = title

@@ -4,8 +4,10 @@ Fed every chunk a pane prints, in order, it reports:
 
 * OSC 7 `file://host/path` (percent-decoded; only for a local host: empty,
   `localhost` or this machine's name) and OSC 9;9 `path`: the shell's
-  working directory (`CwdReport`);
-* OSC 0 and OSC 2: a window title (`TitleChange`);
+  working directory (`CwdReport`), unless the path is no UTF-8 or holds a
+  control character (C0, DEL, C1): any program may send these, and a path is
+  published on D-Bus and printed to people (SPEC §12);
+* OSC 0 and OSC 2: a window title (`TitleChange`), without C0, DEL and C1;
 * OSC 9 `text`, OSC 777 `notify;title;body` and OSC 99: notifications the
   program asks for (`AppNotification`, mux.protocol.notices);
 * OSC 133 A/B/C/D: prompt and command markers (`ShellMarker`), with the
@@ -19,19 +21,17 @@ The common case (no OSC in a chunk) is one `bytes.find`.
 """
 
 import functools
-import os
-import re
 from dataclasses import dataclass
 from enum import Enum, auto
 
 from mux.protocol.notices import AppNotification, parse_notification
+from mux.protocol.visible import has_terminal_controls, without_controls
 
 MAX_OSC_BYTES = 8192
 PARSED_CACHE_SIZE = 64
 
 _OSC_START = b"\x1b]"
 _MARKER_KINDS = {b"A": "A", b"B": "B", b"C": "C", b"D": "D"}
-_CONTROL = re.compile("[\x00-\x1f\x7f]")
 _BEL = 0x07
 _ESC = 0x1B
 _ST_FINAL = 0x5C  # the "\" of ESC \
@@ -210,10 +210,7 @@ class OscScanner:
         if command == b"133":
             return _shell_marker(rest)
         if command in (b"0", b"2"):
-            text = rest.decode("utf-8", errors="replace")
-            if _CONTROL.search(text):
-                text = _CONTROL.sub("", text)
-            return TitleChange(text)
+            return TitleChange(without_controls(rest.decode("utf-8", errors="replace")))
         if command == b"7":
             return self._file_url(rest)
         if command == b"9" and rest.startswith(b"9;"):
@@ -234,9 +231,17 @@ class OscScanner:
 
 
 def _absolute_path(raw: bytes) -> CwdReport | None:
-    if not raw.startswith(b"/") or b"\0" in raw:
+    """A path, unless it is relative, is no UTF-8 (D-Bus carries only UTF-8: it could not
+    be shown) or holds a control character. The working directory then stays as it was: a
+    real directory of such a name is still read from the process table when mux samples
+    it, and printed escaped."""
+    if not raw.startswith(b"/"):
         return None
-    return CwdReport(os.fsdecode(raw))
+    try:
+        path = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return None if has_terminal_controls(path) else CwdReport(path)
 
 
 def _shell_marker(rest: bytes) -> ShellMarker | None:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from mux.protocol.errors import InvalidArgument
+from mux.protocol.visible import without_controls
 
 # Terminal sizes beyond this are refused: nothing real is that large, and the
 # emulator's memory grows with rows x cols.
@@ -129,6 +130,8 @@ def parse_spawn_options(options: Mapping[str, tuple[str, object]]) -> SpawnReque
         _check_text("title", title)
         if len(title.encode()) > MAX_TITLE_BYTES:
             raise InvalidArgument(f"option 'title' is longer than {MAX_TITLE_BYTES} bytes")
+        # As a program's OSC 0/2 title: C0, DEL and C1 are dropped (bidi controls stay).
+        title = without_controls(title)
 
     env = _check_env(values.get("env", {}))  # type: ignore[arg-type]
     rows = values.get("rows")

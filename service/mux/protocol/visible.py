@@ -8,6 +8,11 @@ each such character as an escape a person can read (`\\x1b`, `\\u202e`), so the
 text still says exactly what it holds; a backslash is left alone (it is no
 control, and doubling it would make ordinary Windows-like paths hard to read).
 `--json` output keeps the exact string: programs, not people, read it (SPEC §12).
+
+Titles are kept without C0, DEL and C1 at all (`without_controls`): a title is one
+line of text, and no terminal control has a meaning in it. Bidi controls stay in
+titles, as they belong to right-to-left text; `visible` still escapes them when
+the title is printed.
 """
 
 import re
@@ -16,6 +21,8 @@ import re
 BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
 _CONTROLS = re.compile(f"[\x00-\x1f\x7f-\x9f{BIDI_CONTROLS}]")
 _CONTROLS_BUT_LINES = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{BIDI_CONTROLS}]")
+# C0, DEL and C1: what a terminal obeys (bidi controls only reorder what is shown).
+_TERMINAL_CONTROLS = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -36,3 +43,13 @@ def visible_lines(text: str) -> str:
 def has_controls(text: str) -> bool:
     """Whether `visible` would change `text`."""
     return _CONTROLS.search(text) is not None
+
+
+def without_controls(text: str) -> str:
+    """`text` without C0, DEL and C1 characters (bidi controls kept): for titles."""
+    return _TERMINAL_CONTROLS.sub("", text)
+
+
+def has_terminal_controls(text: str) -> bool:
+    """Whether `text` holds a C0, DEL or C1 character (bidi controls not counted)."""
+    return _TERMINAL_CONTROLS.search(text) is not None
