@@ -17,6 +17,7 @@ from mux.system.proctree import (
     process_info,
     read_stat,
     start_ticks,
+    working_directory,
 )
 from mux.system.sessions import sessions_members
 
@@ -104,3 +105,24 @@ def test_a_process_that_is_gone() -> None:
         read_stat(process.pid)
     assert start_ticks(process.pid) is None
     assert process_info(process.pid) is None
+
+
+def test_a_working_directory_whose_name_is_not_utf8_is_unknown(tmp_path: Path) -> None:
+    """A D-Bus string cannot carry it: reported, ListPanes would fail for every caller."""
+    odd = os.path.join(os.fsencode(tmp_path), b"bad\xff")
+    os.mkdir(odd)
+    child = subprocess.Popen(["sleep", "30"], cwd=odd)
+    try:
+        assert working_directory(child.pid) is None
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_a_working_directory_in_utf8_is_read(tmp_path: Path) -> None:
+    child = subprocess.Popen(["sleep", "30"], cwd=tmp_path)
+    try:
+        assert working_directory(child.pid) == str(tmp_path)
+    finally:
+        child.kill()
+        child.wait()

@@ -192,6 +192,12 @@ def working_directory(pid: int) -> str | None:
         return None
     if path.endswith(" (deleted)") or not path.startswith("/"):
         return None
+    try:
+        # A name that is not UTF-8 comes back with surrogates, which no D-Bus string can
+        # carry: ListPanes would fail for every caller. Unknown, as the OSC scanner says.
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return None
     return path
 
 
