@@ -9,7 +9,7 @@ from typing import Any, cast
 from mux.config import Settings
 from mux.desktop.notifier import AUTOSAVE_FAILING_SECONDS, Notifier
 from mux.desktop.terminal import TerminalOpener, terminal_prefix
-from mux.protocol.notices import AppNotification, CommandFinished, clean, parse_notification
+from mux.protocol.notices import AppNotification, CommandFinished, parse_notification, shown
 from mux.protocol.osc import OscScanner
 
 
@@ -30,8 +30,8 @@ def test_osc_notifications_are_parsed() -> None:
 
 
 def test_text_is_bounded_and_printable() -> None:
-    assert clean("a\x1b[31mb\x07c\n\td", 100) == "a [31mb c d"
-    assert clean("x" * 200, 10) == "x" * 9 + "…"
+    assert shown("a\x1b[31mb\x07c\n\td", 100) == "a\\x1b[31mb\\x07c d"
+    assert shown("x" * 200, 10) == "x" * 9 + "…"
     assert parse_notification(b"9", b"") is None
 
 

@@ -1,8 +1,9 @@
 """Pane search for the desktops, on `org.mux.Mux1` (docs/desktop.md#pane-search):
 `org.gnome.Shell.SearchProvider2` at `/org/mux/Mux1/SearchProvider` and
 `org.kde.krunner1` at `/org/mux/Mux1/KRunner`. Result ids are pane ids in
-decimal. Activating a result opens a terminal attached to the pane; KRunner also
-offers `kill`, which closes it. The search itself is mux.panes.search."""
+decimal (ASCII digits only). Activating a result opens a terminal attached to the
+pane; KRunner also offers `kill`, which closes it. The search itself, and the
+bounds on a query, are mux.panes.search."""
 
 from collections.abc import Callable
 from typing import Annotated, Any
@@ -12,7 +13,7 @@ from dbus_fast.annotations import DBusSignature
 from dbus_fast.service import ServiceInterface, dbus_method
 
 from mux.dbus.errors import replies_with_dbus_errors
-from mux.panes.search import PaneFacts, search, terms_of
+from mux.panes.search import PaneFacts, QueryLimits, checked_ids, pane_id_of, search
 from mux.panes.table import PaneTable
 from mux.protocol.errors import InvalidArgument, NoSuchPane
 
@@ -34,18 +35,23 @@ CONFIG = Annotated[dict[str, Variant], DBusSignature("a{sv}")]
 class PaneFinder:
     """What both providers share: the panes as facts, and what activation does."""
 
-    def __init__(self, table: PaneTable, open_attached: Callable[[int], bool]) -> None:
+    def __init__(
+        self, table: PaneTable, open_attached: Callable[[int], bool], limits: QueryLimits
+    ) -> None:
         self.table = table
         self.open_attached = open_attached
+        self.limits = limits
 
     def find(self, terms: list[str]) -> list[PaneFacts]:
-        return search((PaneFacts.of(pane) for pane in self.table), terms)
+        """The panes `terms` find; InvalidArgument when the query is out of bounds."""
+        wanted = self.limits.checked_terms(terms)
+        return search((PaneFacts.of(pane) for pane in self.table), wanted)
 
     def facts(self, identifiers: list[str]) -> list[PaneFacts]:
         """The panes still there among `identifiers` (a result may be gone since)."""
         found = []
-        for identifier in identifiers:
-            pane_id = _pane_id(identifier)
+        for identifier in checked_ids(identifiers):
+            pane_id = pane_id_of(identifier)
             if pane_id is None:
                 continue
             try:
@@ -55,7 +61,7 @@ class PaneFinder:
         return found
 
     def open(self, identifier: str) -> None:
-        pane_id = _pane_id(identifier)
+        pane_id = pane_id_of(identifier)
         if pane_id is None:
             raise InvalidArgument(f"{identifier[:40]!r} is not a pane id")
         self.table.get(pane_id)  # NoSuchPane if it is gone
@@ -76,6 +82,7 @@ class GnomeSearchProvider(ServiceInterface):
     @replies_with_dbus_errors
     def GetSubsearchResultSet(self, previous_results: AS, terms: AS) -> AS:
         # The previous results are not trusted to be current: search again.
+        checked_ids(previous_results)
         return [str(facts.pane_id) for facts in self._finder.find(list(terms))]
 
     @dbus_method()
@@ -114,7 +121,7 @@ class KRunner(ServiceInterface):
     @dbus_method()
     @replies_with_dbus_errors
     def Match(self, query: S) -> MATCHES:
-        found = self._finder.find(terms_of(query))
+        found = self._finder.find(self._finder.limits.query_terms(query))
         matches = []
         for rank, facts in enumerate(found):
             exact = query.strip().casefold() == facts.title.casefold()
@@ -135,7 +142,7 @@ class KRunner(ServiceInterface):
     @replies_with_dbus_errors
     def Run(self, match_id: S, action_id: S) -> None:
         if action_id == KILL_ACTION:
-            pane_id = _pane_id(match_id)
+            pane_id = pane_id_of(match_id)
             if pane_id is None:
                 raise InvalidArgument(f"{match_id[:40]!r} is not a pane id")
             self._kill(pane_id)
@@ -153,7 +160,3 @@ class KRunner(ServiceInterface):
     @replies_with_dbus_errors
     def Config(self) -> CONFIG:
         return {}
-
-
-def _pane_id(identifier: str) -> int | None:
-    return int(identifier) if identifier.isdecimal() and len(identifier) < 20 else None

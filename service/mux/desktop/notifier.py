@@ -7,7 +7,9 @@ could not restore and an autosave that keeps failing. They are sent from muxd's
 own bus connection: the server sends ActionInvoked only to the connection that
 called Notify, and its default action opens a terminal attached to the pane. At
 most one per pane per `notify_min_interval_seconds`; text from programs is
-bounded and stripped of control characters. No server: one log line, silence.
+bounded and its control characters are shown as escapes. ActionInvoked and
+NotificationClosed are obeyed only from the current owner of the server's name:
+any other connection may emit them too. No server: one log line, silence.
 """
 
 import html
@@ -20,9 +22,17 @@ from dbus_fast import Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
 
 from mux.config import Settings
+from mux.desktop.bus_name_owner import BusNameOwner
 from mux.desktop.terminal import TerminalOpener
 from mux.panes.pane import Pane
-from mux.protocol.notices import BODY_CHARS, SUMMARY_CHARS, CommandFinished, Notice, clean
+from mux.protocol.notices import (
+    BODY_CHARS,
+    SUMMARY_CHARS,
+    CommandFinished,
+    Notice,
+    bounded,
+    shown,
+)
 from mux.protocol.restore_problems import UnrestoredPane
 from mux.system.bus_daemon import bus_daemon_message
 from mux.system.tasks import BackgroundTasks
@@ -38,7 +48,6 @@ AUTOSAVE_FAILING_SECONDS = 30.0
 KEPT_IDS = 256  # notifications whose action may still come
 # The bus tried to start a server and could not (one that needs a display, say).
 SPAWN_FAILED = "org.freedesktop.DBus.Error.Spawn."
-SIGNALS_RULE = f"type='signal',interface='{SERVER}'"
 ABSENT = frozenset(
     {"org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner"}
 )
@@ -59,6 +68,7 @@ class Notifier:
         self._opener = opener
         self._clock = clock
         self._bus: MessageBus | None = None
+        self._server = BusNameOwner(SERVER)
         self._shown: OrderedDict[int, int] = OrderedDict()  # notification id -> pane id
         self._last: dict[int, float] = {}  # pane id -> when it last notified
         self._absent_logged = False
@@ -71,8 +81,9 @@ class Notifier:
     def connected(self, bus: MessageBus, *_: object) -> None:
         self._bus = bus
         self._shown.clear()  # their actions would come to the old connection
+        self._server = BusNameOwner(SERVER)
         bus.add_message_handler(self._signal)
-        self._tasks.spawn(self._match(bus))
+        self._tasks.spawn(self._match(bus, self._server))
 
     def disconnected(self) -> None:
         self._bus = None
@@ -132,7 +143,7 @@ class Notifier:
         if bus is None:
             log.info("not on a bus: notification not shown: %s", summary)
             return
-        self._tasks.spawn(self._notify(bus, clean(summary, SUMMARY_CHARS), _body(body), pane_id))
+        self._tasks.spawn(self._notify(bus, shown(summary, SUMMARY_CHARS), _body(body), pane_id))
 
     async def _notify(self, bus: MessageBus, summary: str, body: str, pane: int | None) -> None:
         actions = ["default", "Open"] if pane is not None else []
@@ -164,11 +175,18 @@ class Notifier:
             while len(self._shown) > KEPT_IDS:
                 self._shown.popitem(last=False)
 
-    async def _match(self, bus: MessageBus) -> None:
-        await bus.call(bus_daemon_message("AddMatch", "s", [SIGNALS_RULE]))
+    async def _match(self, bus: MessageBus, server: BusNameOwner) -> None:
+        # The bus then brings the server's signals only, to this connection; but a
+        # signal sent to muxd by name comes whatever the rules: `sent` checks each.
+        await bus.call(bus_daemon_message("AddMatch", "s", [server.signal_rule(SERVER)]))
+        await server.follow(bus)
 
     def _signal(self, message: Message) -> None:
+        server = self._server
+        server.handle(message)
         if message.message_type is not MessageType.SIGNAL or message.interface != SERVER:
+            return
+        if message.member in ("ActionInvoked", "NotificationClosed") and not server.sent(message):
             return
         if message.member == "ActionInvoked" and message.signature == "us":
             pane = self._shown.pop(int(message.body[0]), None)
@@ -207,7 +225,8 @@ def _problem_line(problem: UnrestoredPane) -> str:
 
 
 def _body(text: str) -> str:
-    """Each line cleaned (a body may have several), the whole bounded, and escaped:
-    servers that read markup in bodies must not read a program's text as markup."""
-    lines = [clean(line, BODY_CHARS) for line in text.splitlines()]
-    return html.escape("\n".join(line for line in lines if line)[:BODY_CHARS], quote=False)
+    """Each line shown (a body may have several: only newlines part them), the whole
+    bounded, and escaped: servers that read markup in bodies must not read a
+    program's text as markup."""
+    lines = [shown(line, BODY_CHARS) for line in text.split("\n")]
+    return html.escape(bounded("\n".join(line for line in lines if line), BODY_CHARS), quote=False)

@@ -5,7 +5,9 @@ muxd holds a logind *delay* inhibitor (`Inhibit("shutdown:sleep", "mux", ...,
 before it suspends or powers off. On `PrepareForSleep(true)` or
 `PrepareForShutdown(true)` muxd takes a snapshot, durable on disk, and only then
 lets go of the inhibitor; on `PrepareForSleep(false)` (resumed) it takes one
-again. No system bus or no logind: one log line, and mux runs as before.
+again. Those signals are obeyed only from the current owner of
+`org.freedesktop.login1`: another connection may send them to muxd too. No
+system bus or no logind: one log line, and mux runs as before.
 """
 
 import contextlib
@@ -17,6 +19,7 @@ from typing import Any
 from dbus_fast import BusType, Message, MessageType
 from dbus_fast.aio import MessageBus
 
+from mux.desktop.bus_name_owner import BusNameOwner
 from mux.system.bus_daemon import bus_daemon_message
 from mux.system.tasks import BackgroundTasks
 
@@ -37,6 +40,7 @@ class SleepGuard:
         self._snapshot = snapshot
         self._changed = changed
         self._bus: MessageBus | None = None
+        self._logind = BusNameOwner(LOGIND)
         self._inhibitor: int | None = None
         self._tasks = BackgroundTasks()
         # For the status line: "" while the inhibitor is held or there is none.
@@ -51,8 +55,13 @@ class SleepGuard:
         self._bus = bus
         bus.add_message_handler(self._signal)
         for member in SIGNALS:
-            rule = f"type='signal',sender='{LOGIND}',interface='{LOGIND_MANAGER}',member='{member}'"
+            rule = self._logind.signal_rule(LOGIND_MANAGER, member)
             await _call(bus, bus_daemon_message("AddMatch", "s", [rule]))
+        try:
+            await self._logind.follow(bus)
+        except (OSError, EOFError) as e:
+            log.info("the system bus went away (%s)", e)
+            return
         await self._take()
 
     async def close(self) -> None:
@@ -89,11 +98,13 @@ class SleepGuard:
                 os.close(fd)
 
     def _signal(self, message: Message) -> None:
+        self._logind.handle(message)
         if (
             message.message_type is not MessageType.SIGNAL
             or message.interface != LOGIND_MANAGER
             or message.member not in SIGNALS
             or message.signature != "b"
+            or not self._logind.sent(message)
         ):
             return
         log.debug("logind: %s(%s)", message.member, message.body[0])

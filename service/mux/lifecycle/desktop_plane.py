@@ -20,6 +20,7 @@ from mux.desktop.sleep_guard import SleepGuard
 from mux.desktop.terminal import TerminalOpener
 from mux.lifecycle.control_plane import ControlPlane
 from mux.lifecycle.session_keeper import SessionKeeper
+from mux.panes.search import QueryLimits
 from mux.panes.table import PaneTable
 from mux.system.tasks import BackgroundTasks
 
@@ -35,6 +36,9 @@ class DesktopPlane:
     ) -> None:
         """`saved(generation)`, `failed()`: who else hears of the autosave (the bus
         signal, the status line): the session keeper tells this plane, which tells them."""
+        self._query_limits = QueryLimits(
+            settings.search_query_max_bytes, settings.search_query_max_terms
+        )
         self.opener = TerminalOpener(settings.terminal_command)
         self.notifier = Notifier(
             settings, lambda pane: attach.clients_of(pane) if attach else 0, self.opener
@@ -47,7 +51,7 @@ class DesktopPlane:
     def join(self, table: PaneTable, control: ControlPlane) -> None:
         table.notice_listeners.append(self.notifier.pane_notice)
         control.add_connection_listener(self.notifier)
-        finder = PaneFinder(table, self.opener.open_attached)
+        finder = PaneFinder(table, self.opener.open_attached, self._query_limits)
         control.add_connection_listener(SearchObjects(finder, table.close))
 
     def snapshot_saved(self, generation: int) -> None:

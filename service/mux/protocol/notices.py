@@ -4,8 +4,9 @@ text; no I/O (docs/desktop.md#notifications).
 Programs ask through OSC 9 (`9;TEXT`, iTerm2's), OSC 777 (`777;notify;TITLE;BODY`,
 urxvt's and VTE's) and OSC 99 (kitty's: `99;METADATA;PAYLOAD`, the payload a title
 or a body by `p=`, base64 when `e=1`); an integrated shell's OSC 133 D after C
-says a command finished. Text from a program is bounded and stripped of control
-characters before anyone shows it.
+says a command finished. Text from a program is bounded, and its control
+characters are shown as escapes (`\\x1b`, `\\u202e`: mux.protocol.visible) before
+anyone sees it (SPEC §12).
 """
 
 import base64
@@ -13,9 +14,13 @@ import binascii
 import re
 from dataclasses import dataclass
 
+from mux.protocol.visible import visible
+
 SUMMARY_CHARS = 120
 BODY_CHARS = 500
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_LINE_SPACE = re.compile("[ \t\r\n]+")
+# An escape `visible` wrote, cut short at the end of a bounded text.
+_PARTIAL_ESCAPE = re.compile(r"\\(?:x[0-9a-f]?|u[0-9a-f]{0,3})?$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,10 +43,18 @@ class CommandFinished:
 Notice = AppNotification | CommandFinished
 
 
-def clean(text: str, limit: int) -> str:
-    """Printable, on one line, at most `limit` characters (an ellipsis says it was cut)."""
-    text = " ".join(_CONTROL.sub(" ", text).split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+def shown(text: str, limit: int) -> str:
+    """On one line (runs of spaces, tabs and line breaks become one space), every
+    other control character written as an escape, at most `limit` characters."""
+    return bounded(visible(_LINE_SPACE.sub(" ", text).strip(" ")), limit)
+
+
+def bounded(text: str, limit: int) -> str:
+    """At most `limit` characters, an ellipsis saying it was cut; an escape is never
+    left half-written at the cut."""
+    if len(text) <= limit:
+        return text
+    return _PARTIAL_ESCAPE.sub("", text[: limit - 1]) + "…"
 
 
 def parse_notification(command: bytes, rest: bytes) -> AppNotification | None:
