@@ -123,6 +123,7 @@ class Daemon:
         self._not_readopted: list[int] = []
         self._stopping = asyncio.Event()
         self._exit_status = 0
+        self.control: ControlPlane | None = None  # (made by `run`)
 
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
@@ -131,14 +132,14 @@ class Daemon:
         attach.open(loop, _inherited_attach(resume), self._inherited.activation)
         if resume is None:
             _remove_launch_directories(self.paths)
-        checkpoints = CheckpointStore(self.paths.checkpoints)
+        checkpoints = CheckpointStore(self.paths.checkpoints, quarantine_dir=self.paths.quarantine)
         table = self._make_table(loop, resume, checkpoints)
         hung_up = drop_leftovers(self._inherited, self.supervisor)
         table.start()
         attach.serve(loop, table)
         # The status line reads the parts made below, once they exist.
         status = StatusReporter(self.supervisor, lambda: _status(table, control, keeper, desktop))
-        control = ControlPlane(
+        control = self.control = ControlPlane(
             self.paths,
             self.supervisor,
             table,
@@ -383,7 +384,11 @@ def main(argv: list[str] | None = None) -> int:
             record_slots=record_slots,
         )
         pace_the_collector()
-        return asyncio.run(daemon.run())
+        try:
+            return asyncio.run(daemon.run())
+        finally:  # a start that failed leaves no private bus behind (a stop stopped it)
+            if daemon.control is not None:
+                daemon.control.stop_private_bus()
     except StartupError as e:
         print(f"muxd: {e}", file=sys.stderr)
         return e.exit_status

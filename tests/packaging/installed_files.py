@@ -5,6 +5,8 @@ upgrade helper. Only the zsh completion's directory differs between distribution
 
 from pathlib import Path
 
+from packaging.requirements import Requirement  # pipx's dependency, so the tests' too
+
 ROOT = Path(__file__).resolve().parents[2]
 
 SYSTEM_FILES = (
@@ -28,3 +30,9 @@ SYSTEM_FILES = (
 )
 DEBIAN_ZSH_COMPLETION = "/usr/share/zsh/vendor-completions/_muxctl"
 FEDORA_ZSH_COMPLETION = "/usr/share/zsh/site-functions/_muxctl"
+
+
+def on_linux(dependency: str) -> bool:
+    """Whether a pyproject dependency applies on Linux (xattr is macOS's only)."""
+    marker = Requirement(dependency).marker
+    return marker is None or marker.evaluate({"sys_platform": "linux"})

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.packaging.installed_files import DEBIAN_ZSH_COMPLETION, SYSTEM_FILES
+from tests.packaging.installed_files import DEBIAN_ZSH_COMPLETION, SYSTEM_FILES, on_linux
 
 ROOT = Path(__file__).resolve().parents[2]
 NATIVE = ROOT / "packaging" / "debian-native"
@@ -118,6 +118,7 @@ def test_every_runtime_dependency_maps_to_a_debian_package_with_its_bounds() -> 
     names = {
         re.match(r"[A-Za-z0-9_.-]+", req).group(0).lower()  # type: ignore[union-attr]
         for req in PYPROJECT["project"]["dependencies"]
+        if on_linux(req)
     }
     assert set(overrides) == names
     for dist, (package, rules) in overrides.items():

@@ -5,7 +5,6 @@ re-executes; this waits until the new program owns the bus name again.
 """
 
 import argparse
-import json
 import time
 from typing import TYPE_CHECKING
 
@@ -34,14 +33,21 @@ def _owner(client: "MuxClient") -> str:
 
 
 def _outcome() -> dict[str, object]:
-    """What muxd wrote about its last upgrade: {"generation": N, "error": "..."}."""
+    """What muxd wrote about its last upgrade: {"generation": N, "error": "..."}; a file
+    that is absent, unreadable or malformed is as if there were none."""
+    from mux.system.json_file import KIB, JsonFileKind, read_json_object
     from mux.system.paths import resolve_paths
 
+    none: dict[str, object] = {"generation": 0, "error": ""}
     try:
-        value = json.loads(resolve_paths().upgrade_outcome.read_text())
-    except (OSError, ValueError):
-        return {"generation": 0, "error": ""}
-    return value if isinstance(value, dict) else {"generation": 0, "error": ""}
+        value = read_json_object(
+            resolve_paths().upgrade_outcome, JsonFileKind("the upgrade outcome", 64 * KIB, 2)
+        )
+    except (OSError, ValueError):  # MalformedJson is a ValueError
+        return none
+    if not isinstance(value.get("generation"), int) or not isinstance(value.get("error"), str):
+        return none
+    return value
 
 
 def run(args: argparse.Namespace, client: "MuxClient") -> int:

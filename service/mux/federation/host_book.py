@@ -10,10 +10,13 @@ from mux.config import Settings
 from mux.protocol.errors import InvalidArgument, Unavailable
 from mux.protocol.hosts import DEFAULT_REMOTE_MUXCTL, check_destination, check_host_name
 from mux.system.durable import DurableWriteError, durable_write
+from mux.system.json_file import MIB, JsonFileKind, read_json_object
 
 log = logging.getLogger(__name__)
 
 HOSTS_FORMAT = 1
+# A name and a destination per host, a few hundred bytes: 4 MiB is thousands of hosts.
+HOSTS_FILE = JsonFileKind("the hosts file", 4 * MIB, max_depth=4)
 
 
 @dataclass(frozen=True)
@@ -37,17 +40,19 @@ class HostBook:
         """Read the hosts added before; a file that cannot be read is logged and left
         alone (the configured hosts still work, and AddHost writes a new one)."""
         try:
-            data = json.loads(self._file.read_bytes())
-            added = data["hosts"] if data.get("format") == HOSTS_FORMAT else None
+            data = read_json_object(self._file, HOSTS_FILE)
+            added = data.get("hosts") if data.get("format") == HOSTS_FORMAT else None
             if not isinstance(added, dict):
-                raise ValueError("not a hosts file of this mux")
+                raise ValueError("it is not a hosts file of this mux")
             for name, destination in added.items():
+                if not isinstance(destination, str):
+                    raise ValueError(f"host {name[:80]!r} has no destination")
                 check_host_name(name)
                 check_destination(destination)
                 self._added[name] = Host(name, destination, DEFAULT_REMOTE_MUXCTL, False)
         except FileNotFoundError:
             return
-        except (OSError, ValueError, TypeError, KeyError, InvalidArgument) as e:
+        except (OSError, ValueError, InvalidArgument) as e:  # MalformedJson is a ValueError
             log.error("the added hosts could not be read (%s); only configured hosts are used", e)
             self._added.clear()
 

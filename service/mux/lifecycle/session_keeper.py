@@ -10,11 +10,9 @@ could not be restored is kept and reported (docs/dbus-api.md#snapshots-and-upgra
 """
 
 import asyncio
-import json
 import logging
 import os
 from collections.abc import Callable
-from pathlib import Path
 
 from mux.config import Settings
 from mux.panes.table import PaneTable
@@ -95,7 +93,7 @@ class SessionKeeper:
         except SnapshotRefused as e:
             log.error("%s; it was moved to %s", e, e.quarantined_as)
             self.session_problem = f"{e}; it was moved to {e.quarantined_as.name} in quarantine"
-            self._generation_floor = _generation_of(e.quarantined_as)
+            self._generation_floor = e.generation
             return None
         except OSError as e:
             # Not readable now (EIO, EACCES) is not "absent": it must not be
@@ -252,12 +250,3 @@ class SessionKeeper:
         await self._table.quiesce_checkpoints()
         if self._autosaver is not None:
             await self._autosaver.final(participants=[self._table])
-
-
-def _generation_of(path: Path) -> int:
-    """The generation a refused snapshot claims, if any: generations only grow."""
-    try:
-        value = json.loads(path.read_bytes()).get("generation", 0)
-    except (OSError, ValueError, AttributeError):
-        return 0
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0

@@ -9,6 +9,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from mux.protocol.errors import InvalidArgument
+from mux.system.json_file import KIB, JsonFileKind, MalformedJson, parse_json_object
 
 HOST_NAME = re.compile(r"[A-Za-z0-9_]{1,64}")
 HUB_ID_BYTES = 16
@@ -17,6 +18,8 @@ DEFAULT_REMOTE_MUXCTL = "muxctl"
 # Never an option (a leading "-"), and nothing a shell would read: a user's
 # ProxyCommand or Match exec may hand %h to one.
 _DESTINATION = re.compile(r"[A-Za-z0-9_.@%+:\[\]/][A-Za-z0-9_.@%+:\[\]/-]{0,254}")
+# What a satellite prints for `muxctl where --json`: two paths, read as a file from disk is.
+WHERE_ANSWER = JsonFileKind("the satellite's answer", 64 * KIB, max_depth=2)
 
 
 class HostState(StrEnum):
@@ -92,11 +95,9 @@ class WhereError(ValueError):
 def parse_where(text: str) -> Where:
     """What a satellite's `muxctl where --json` printed; WhereError saying what is wrong."""
     try:
-        data = json.loads(text)
-    except ValueError:
-        raise WhereError("its answer is not JSON") from None
-    if not isinstance(data, dict):
-        raise WhereError("its answer is not a JSON object")
+        data = parse_json_object(text.encode(errors="surrogatepass"), WHERE_ANSWER)
+    except MalformedJson as e:
+        raise WhereError(f"its answer {e.problem.removeprefix('it ')}") from None
     bus, attach = data.get("bus"), data.get("attach")
     if not isinstance(bus, str) or not isinstance(attach, str):
         raise WhereError("its answer lacks 'bus' or 'attach'")

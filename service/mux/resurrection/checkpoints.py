@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 from mux.system.durable import (
     REAL_OPS,
@@ -34,9 +34,13 @@ from mux.system.durable import (
     durable_remove,
     durable_write,
 )
+from mux.system.json_file import KIB, JsonFileKind, MalformedJson, read_json_object
+from mux.system.quarantine import quarantine
 from mux.system.worker_threads import off_the_loop
 
 FORMAT = 1
+# A reference is at most 4 KiB of UTF-8, 24 KiB once escaped: the file is flat.
+CHECKPOINT_FILE = JsonFileKind("the checkpoint file", 64 * KIB, max_depth=4)
 _INVOCATION = re.compile(r"[0-9a-f]{32}")
 _turns: dict[Path, threading.Lock] = {}  # one per checkpoint file, shared by every store
 _turns_guard = threading.Lock()
@@ -67,6 +71,14 @@ class CheckpointProblem(Exception):
     """A checkpoint that cannot be given back; the message says why, without paths."""
 
 
+class CheckpointQuarantined(CheckpointProblem):
+    """The checkpoint file was malformed: it is in the quarantine now, as `moved_as`."""
+
+    def __init__(self, message: str, moved_as: str) -> None:
+        super().__init__(message)
+        self.moved_as = moved_as
+
+
 @dataclass(frozen=True)
 class CheckpointRecord:
     invocation: str
@@ -76,10 +88,14 @@ class CheckpointRecord:
 
 
 class CheckpointStore:
-    def __init__(self, directory: Path, ops: FileOps = REAL_OPS) -> None:
-        """`ops`: the system calls of durable writes (replaced in fault-injection tests)."""
+    def __init__(
+        self, directory: Path, ops: FileOps = REAL_OPS, quarantine_dir: Path | None = None
+    ) -> None:
+        """`ops`: the system calls of durable writes (replaced in fault-injection tests);
+        `quarantine_dir`: where malformed files go (None: they are left where they are)."""
         self.directory = directory
         self._ops = ops
+        self._quarantine_dir = quarantine_dir
 
     def path_for(self, invocation: str) -> Path:
         if not _INVOCATION.fullmatch(invocation):
@@ -116,12 +132,11 @@ class CheckpointStore:
     def read(self, invocation: str) -> CheckpointRecord:
         """FileNotFoundError when there is none; CheckpointProblem when it is unusable."""
         path = self.path_for(invocation)
-        data = path.read_bytes()
         try:
-            value = json.loads(data)
-        except (UnicodeDecodeError, json.JSONDecodeError):
-            raise CheckpointProblem("the checkpoint file is corrupt (not JSON)") from None
-        if not isinstance(value, dict) or value.get("format") != FORMAT:
+            value = read_json_object(path, CHECKPOINT_FILE)
+        except MalformedJson as e:
+            self._malformed(path, e.problem)
+        if value.get("format") != FORMAT:
             raise CheckpointProblem("the checkpoint file has a format this mux does not know")
         record = CheckpointRecord(
             invocation=value.get("invocation"),  # type: ignore[arg-type]
@@ -133,11 +148,19 @@ class CheckpointStore:
             isinstance(record.application, str)
             and isinstance(record.reference, str)
             and isinstance(record.generation, int)
+            and not isinstance(record.generation, bool)
         ):
-            raise CheckpointProblem("the checkpoint file is corrupt (missing fields)")
+            self._malformed(path, "missing fields")
         if record.invocation != invocation:
             raise CheckpointProblem("the checkpoint file belongs to another invocation")
         return record
+
+    def _malformed(self, path: Path, problem: str) -> NoReturn:
+        message = f"the checkpoint file is corrupt ({problem})"
+        if self._quarantine_dir is None:
+            raise CheckpointProblem(message)
+        moved = quarantine(path, self._quarantine_dir, message)
+        raise CheckpointQuarantined(message, moved.name)
 
 
 def _tell_nobody(generation: int | None) -> None:

@@ -21,7 +21,11 @@ from mux.panes.table import PaneTable
 from mux.protocol.errors import MuxError
 from mux.protocol.layout import Leaf, Node, Split, panes_of, with_panes_renamed, without_pane
 from mux.protocol.spawn_options import LaunchKind, SpawnRequest
-from mux.resurrection.checkpoints import CheckpointProblem, CheckpointStore
+from mux.resurrection.checkpoints import (
+    CheckpointProblem,
+    CheckpointQuarantined,
+    CheckpointStore,
+)
 from mux.state.schema import LayoutNode, PaneSnapshot, Session, WindowSnapshot
 from mux.system.proctree import start_ticks
 
@@ -61,11 +65,11 @@ def _checkpoint_offer(
 ) -> str | None:
     """The reference the relaunched application gets back; None (with a visible note and
     a log line) when its checkpoint is missing or not its own. Never another's state;
-    the file is left as it is."""
+    the file is left as it is, unless it is malformed: then it is in the quarantine."""
     ref = saved.checkpoint
     if ref is None or checkpoints is None:
         return None
-    why = ""
+    why, kept = "", "the file is left as it was"
     try:
         if ref.invocation != saved.invocation:
             raise CheckpointProblem("the snapshot names another invocation's checkpoint")
@@ -74,12 +78,14 @@ def _checkpoint_offer(
             raise CheckpointProblem("the checkpoint file is older than the snapshot says")
     except FileNotFoundError:
         why = "its checkpoint is missing"
+    except CheckpointQuarantined as e:
+        why, kept = str(e), f"the file was moved to the quarantine as {e.moved_as}"
     except (CheckpointProblem, OSError) as e:
         why = str(e) if isinstance(e, CheckpointProblem) else "its checkpoint cannot be read"
     else:
         return record.reference
     log.error("pane %d (%s): not resumed: %s", saved.id, saved.argv[0], why)
-    notes.append(f"mux: the application starts afresh: {why} (the file is left as it was)")
+    notes.append(f"mux: the application starts afresh: {why} ({kept})")
     return None
 
 

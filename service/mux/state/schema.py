@@ -10,7 +10,7 @@ Older versions are migrated by executable steps in `MIGRATIONS`.
 
 import math
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -20,6 +20,14 @@ from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS, LaunchKind
 from mux.protocol.window_options import fits_geometry
 
 CURRENT_VERSION = 1
+# Numbers a snapshot may hold: what D-Bus carries them as (ids and generations `t`,
+# below int64 so that a next one still fits), and times that time.localtime() can
+# show (0 to the end of year 9999). The file's reader refuses wider numbers and
+# infinities before the models see them (mux.system.json_file).
+MAX_ID = 2**63 - 1
+MAX_GENERATION = 2**63 - 1
+MAX_TIME = 253_402_300_799.0
+_Time = Annotated[float, Field(ge=0, le=MAX_TIME, allow_inf_nan=False)]
 
 
 class SnapshotError(ValueError):
@@ -33,18 +41,18 @@ class _Model(BaseModel):
 class CwdRecord(_Model):
     path: str
     source: CwdSource
-    captured_at: float  # Unix time
+    captured_at: _Time  # Unix time
 
 
 class CheckpointRef(_Model):
     """The application's checkpoint (application-resurrection/1) as of this snapshot."""
 
     invocation: str
-    generation: int = Field(ge=1)
+    generation: int = Field(ge=1, le=MAX_GENERATION)
 
 
 class PaneSnapshot(_Model):
-    id: int = Field(ge=1)
+    id: int = Field(ge=1, le=MAX_ID)
     kind: LaunchKind
     argv: list[str] = Field(min_length=1)
     program: str | None  # absolute path resolved at spawn; None when it could not be
@@ -82,7 +90,7 @@ class LayoutNode(_Model):
     kind: Literal["split", "pane"]
     direction: Literal["horizontal", "vertical"] | None = None
     children: list[int] = []
-    ratios: list[float] = []
+    ratios: list[Annotated[float, Field(allow_inf_nan=False)]] = []
     pane: int | None = None
 
     @model_validator(mode="after")
@@ -105,7 +113,7 @@ class LayoutNode(_Model):
 
 
 class WindowSnapshot(_Model):
-    id: int = Field(ge=1)
+    id: int = Field(ge=1, le=MAX_ID)
     title: str = ""
     # As a desktop client set it (docs/windows.md#window-objects): x, y, width, height,
     # monitor; None when none.
@@ -127,8 +135,8 @@ class WindowSnapshot(_Model):
 
 class Session(_Model):
     version: Literal[1]
-    generation: int = Field(ge=0)
-    saved_at: float
+    generation: int = Field(ge=0, le=MAX_GENERATION)
+    saved_at: _Time
     windows: list[WindowSnapshot]
     panes: list[PaneSnapshot]
 
@@ -216,10 +224,13 @@ def check_session(session: Session) -> None:
 def _v0_to_v1(data: dict[str, Any]) -> dict[str, Any]:
     """Version 0 kept a bare cwd string without provenance: it becomes a launch cwd
     captured at the Unix epoch (what is known: where it was started, not when)."""
+    old_panes = data.get("panes", [])
+    if not isinstance(old_panes, list):
+        return {**data, "version": 1}  # (refused by the models, with the reason)
     panes = []
-    for old in data.get("panes", []):
-        pane = dict(old)
-        if isinstance(pane.get("cwd"), str):
+    for old in old_panes:
+        pane = dict(old) if isinstance(old, dict) else old
+        if isinstance(pane, dict) and isinstance(pane.get("cwd"), str):
             pane["cwd"] = {"path": pane["cwd"], "source": "launch", "captured_at": 0.0}
         panes.append(pane)
     return {**data, "panes": panes, "version": 1}
