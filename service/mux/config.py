@@ -175,6 +175,10 @@ def load_settings(config_file: Path, **overrides: Any) -> Settings:
                 tomllib.load(f)
         except tomllib.TOMLDecodeError as e:
             raise ConfigError(f"{config_file} is not valid TOML: {e}") from None
+        except RecursionError:
+            raise ConfigError(f"{config_file} is nested too deeply to be read") from None
+        except ValueError as e:  # a number past Python's digit limit
+            raise ConfigError(f"{config_file} cannot be read: {e}") from None
         except OSError as e:
             raise ConfigError(f"cannot read {config_file}: {e.strerror}") from None
     try:

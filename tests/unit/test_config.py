@@ -29,7 +29,11 @@ def test_file_and_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
         ("colour = 1", "unknown setting 'colour'"),
         ("default_rows = 0", "setting 'default_rows'"),
         ("this is not toml", "is not valid TOML"),
+        # A hostile file: tomllib raised RecursionError and ValueError, a traceback (#30).
+        ("a = " + "[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ("default_rows = " + "9" * 5000, "cannot be read"),
     ],
+    ids=["type", "unknown", "range", "syntax", "deep", "digits"],
 )
 def test_bad_file_names_file_and_field(tmp_path: Path, text: str, message: str) -> None:
     config = tmp_path / "config.toml"
