@@ -42,7 +42,9 @@ def quick_service(dbus_daemon: DBusDaemon, tmp_root: Path) -> Iterator[Service]:
 
 
 def endpoint_of(service: Service, pane: int) -> Path:
-    """The pane program's APPLICATION_RESURRECTION_SOCKET, read from /proc."""
+    """The pane program's APPLICATION_RESURRECTION_SOCKET, read from /proc (once the
+    program runs: right after Spawn, /proc may still show what ran before its exec)."""
+    wait_for(lambda: has_endpoint(service, pane), what="the program to run with its endpoint")
     pid = service.panes()[pane]["pid"]
     environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     for entry in environ:

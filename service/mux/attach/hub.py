@@ -4,6 +4,9 @@ Connections accepted on mux.sock and the sockets `OpenAttach` hands out both
 end up here. The hub watches the pane table, so a pane's exit reaches its
 clients as EXITED after the last of its output, and a closed pane ends them.
 
+Connections on mux.sock that have not said HELLO are bounded in number and in
+time (mux.attach.awaiting_hello); OpenAttach's need no HELLO.
+
 The hub builds and drives its sessions; a session reaches back only through
 the `SessionHost` protocol it declares, so the dependency points one way. The
 hub works on any pane directory (`AttachHubOf`); `AttachHub` is muxd's, over
@@ -19,8 +22,10 @@ from collections.abc import Sequence
 from typing import Generic
 
 from mux.attach.attachable import P, PaneDirectory
+from mux.attach.awaiting_hello import AwaitingHello
 from mux.attach.session import AttachSession
 from mux.panes.pane import Pane
+from mux.protocol.attach_conversation import LIMIT_EXCEEDED
 from mux.protocol.errors import MuxError, PreconditionFailed
 from mux.system.accepting import serve
 from mux.system.peer_terminal import NoPeerTerminal, open_peer_terminal
@@ -31,8 +36,16 @@ log = logging.getLogger(__name__)
 
 class AttachHubOf(Generic[P]):
     def __init__(
-        self, table: PaneDirectory[P], loop: asyncio.AbstractEventLoop, client_buffer_bytes: int
+        self,
+        table: PaneDirectory[P],
+        loop: asyncio.AbstractEventLoop,
+        client_buffer_bytes: int,
+        *,
+        hello_seconds: float = 5.0,
+        max_pending: int = 64,
     ) -> None:
+        """`hello_seconds`, `max_pending`: the settings attach_hello_seconds and
+        attach_max_pending (their defaults here)."""
         self._table = table
         self._loop = loop
         self._buffer_limit = client_buffer_bytes
@@ -43,6 +56,9 @@ class AttachHubOf(Generic[P]):
         # attached socket from the reply on (KillIf must count it).
         self._connecting: dict[int, set[AttachSession[P]]] = {}
         self._starting: set[asyncio.Task[object]] = set()
+        self._awaiting_hello: AwaitingHello[AttachSession[P]] = AwaitingHello(
+            loop, hello_seconds, max_pending
+        )
         self._all_closed = asyncio.Event()
         self._all_closed.set()
         table.add_observer(self)
@@ -57,11 +73,18 @@ class AttachHubOf(Generic[P]):
         user: str | None = None,
     ) -> None:
         """Serve the attach protocol on `conn` (already checked to be our own user's).
-        `user`: the bus connection that asked for it (OpenAttach), for the spawn ledger."""
+        `user`: the bus connection that asked for it (OpenAttach), for the spawn ledger.
+        A connection that is to say HELLO is closed at once, with an ERROR, when too many
+        are waiting to already."""
+        if attach_to is None and not self._awaiting_hello.has_room:
+            self._awaiting_hello.refuse(conn)
+            return
         session = AttachSession(self, peer_pid, self._buffer_limit, attach_to, user)
         self._sessions.add(session)
         self._all_closed.clear()
-        if attach_to is not None:
+        if attach_to is None:
+            self._awaiting_hello.add(session, lambda why: self._hello_overdue(session, why))
+        else:
             self._connecting.setdefault(attach_to.id, set()).add(session)
 
         def failed(error: BaseException | str) -> None:
@@ -84,7 +107,15 @@ class AttachHubOf(Generic[P]):
             raise
         return theirs
 
+    def _hello_overdue(self, session: AttachSession[P], why: str) -> None:
+        self._awaiting_hello.discard(session)
+        session.fail(LIMIT_EXCEEDED, why)  # (HELLO would have taken it off the account)
+
+    def greeted(self, session: AttachSession[P]) -> None:
+        self._awaiting_hello.discard(session)
+
     def forget(self, session: AttachSession[P]) -> None:
+        self._awaiting_hello.discard(session)
         self._settled(session)
         self._sessions.discard(session)
         if not self._sessions:

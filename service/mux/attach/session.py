@@ -24,6 +24,9 @@ Input goes the other way with real backpressure: while the pane has more
 than INPUT_PAUSE_BYTES of a client's input still unread, the session stops
 reading that client, so nothing typed or pasted is dropped.
 
+A connection from mux.sock must say HELLO in time, and only so many may be
+waiting to: the hub keeps that account (mux.attach.awaiting_hello).
+
 The session reaches its hub only through `SessionHost`: the hub depends on
 the session, never the other way round.
 """
@@ -70,6 +73,10 @@ class SessionHost(Protocol[P]):
         the log) when it cannot be had: the output is then relayed in frames."""
         ...
 
+    def greeted(self, session: "AttachSession[P]") -> None:
+        """The client has said HELLO: no longer one of those waiting to."""
+        ...
+
     def forget(self, session: "AttachSession[P]") -> None:
         """The session's connection is gone."""
         ...
@@ -84,8 +91,7 @@ class AttachSession(asyncio.Protocol, Generic[P]):
         attach_to: P | None = None,
         user: str | None = None,
     ) -> None:
-        """`attach_to`: a pane to attach to as soon as the connection is made (OpenAttach:
-        the client needs no HELLO and no ATTACH)."""
+        """`attach_to`: a pane to attach to once connected (OpenAttach: no HELLO, no ATTACH)."""
         self.peer_pid = peer_pid
         self.user = user  # the bus connection that opened it (OpenAttach), else None
         self.peer = f"pid {peer_pid}" if peer_pid is not None else "(OpenAttach)"
@@ -157,6 +163,7 @@ class AttachSession(asyncio.Protocol, Generic[P]):
             self._hello(frame)
 
     def _hello(self, hello: proto.Hello) -> None:
+        self._host.greeted(self)
         if hello.version != proto.PROTOCOL_VERSION:
             self.fail(
                 VERSION_UNSUPPORTED,

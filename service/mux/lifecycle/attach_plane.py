@@ -57,7 +57,14 @@ class AttachPlane:
 
     def serve(self, loop: asyncio.AbstractEventLoop, table: PaneTable) -> None:
         """Connections are served once the pane table exists."""
-        self.hub = AttachHub(table, loop, self._settings.attach_client_buffer_bytes)
+        settings = self._settings
+        self.hub = AttachHub(
+            table,
+            loop,
+            settings.attach_client_buffer_bytes,
+            hello_seconds=settings.attach_hello_seconds,
+            max_pending=settings.attach_max_pending,
+        )
         if self._listener is not None:
             self._listener.hub = self.hub
 

@@ -174,6 +174,11 @@ class Launcher:
     def home(self) -> str:
         return self._service_env.get("HOME") or os.path.expanduser("~")
 
+    def size_of(self, request: SpawnRequest) -> tuple[int, int]:
+        """The rows and columns the launch's pane starts with."""
+        settings = self._settings
+        return request.rows or settings.default_rows, request.cols or settings.default_cols
+
     def prepare(self, request: SpawnRequest, *, pane_id: int, offer: str | None) -> PreparedLaunch:
         """`pane_id`: the id the pane will have (its environment names it); `offer`: the
         reference the launch's application gets back (a restore)."""
@@ -197,6 +202,7 @@ class Launcher:
         endpoint = self._open_endpoint(request, invocation, offer)
         if endpoint is not None:
             env[ENDPOINT_VARIABLE] = str(endpoint.path)
+        rows, cols = self.size_of(request)
         return PreparedLaunch(
             request=request,
             argv=argv,
@@ -204,8 +210,8 @@ class Launcher:
             exec_argv=exec_argv,
             env=env,
             cwd=cwd,
-            rows=request.rows or settings.default_rows,
-            cols=request.cols or settings.default_cols,
+            rows=rows,
+            cols=cols,
             invocation=invocation,
             shell_launch=shell_launch,
             endpoint=endpoint,

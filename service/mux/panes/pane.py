@@ -46,6 +46,9 @@ class PaneState(StrEnum):
 
 
 class PaneObserver(Protocol):
+    def pane_resizing(self, pane: "Pane", rows: int, cols: int) -> None:
+        """`pane` is about to take this size: a MuxError refuses it (the cells budget)."""
+
     def pane_changed(self, pane: "Pane", properties: Sequence[str]) -> None: ...
     def pane_exited(self, pane: "Pane") -> None: ...
     def pane_notice(self, pane: "Pane", notice: Notice) -> None: ...
@@ -264,6 +267,7 @@ class Pane:
         self._require_terminal("resize it")
         if (rows, cols) == (self.rows, self.cols):
             return
+        self._observer.pane_resizing(self, rows, cols)
         self.view.resize(rows, cols)
         self.terminal.set_window_size(rows, cols)
         self._observer.pane_changed(self, ("Rows", "Cols"))

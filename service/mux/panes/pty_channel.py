@@ -187,7 +187,8 @@ class PtyChannel:
         if len(data) > self._max_input_backlog:
             raise InvalidArgument(
                 f"{len(data)} bytes of input is more than a pane takes at once "
-                f"({self._max_input_backlog} bytes); send it in parts"
+                f"({self._max_input_backlog} bytes, the setting max_input_backlog_bytes); "
+                "send it in parts"
             )
         # Refused whole or accepted whole: never half of one SendInput.
         waiting = len(self._input_backlog)
@@ -195,7 +196,8 @@ class PtyChannel:
             raise Unavailable(
                 f"pane {self._pane_id} is not reading its input fast enough: "
                 f"{waiting} bytes are still waiting and the limit is "
-                f"{self._max_input_backlog}; try again later or send less"
+                f"{self._max_input_backlog} (the setting max_input_backlog_bytes); "
+                "try again later or send less"
             )
         if not waiting:
             try:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from mux.config import Settings
+from mux.panes.cells_budget import CellsBudget
 from mux.panes.closing import ClosingPanes
 from mux.panes.cwd_sampler import CwdSampler
 from mux.panes.exits import ExitWatcher
@@ -85,6 +86,7 @@ class PaneTable:
         # Busy panes' output is read in turn, a bounded number a loop turn.
         self.shared_reader = SharedReader(loop) if shared_reader is None else shared_reader
         self._panes: dict[int, Pane] = {}
+        self.cells = CellsBudget(settings.emulator_cells_budget, self._panes.values)
         self._use_count = 0
         self._closing = ClosingPanes(loop, settings.kill_grace_seconds)
         self.windows = Windows(self._size_of)
@@ -123,6 +125,9 @@ class PaneTable:
         """Stop telling observers of this kind (a lost bus connection's publisher)."""
         self._observers = [o for o in self._observers if not isinstance(o, kind)]
         self.windows.remove_observers(kind)
+
+    def pane_resizing(self, pane: Pane, rows: int, cols: int) -> None:
+        self.cells.check_resize(pane, rows, cols)
 
     def pane_changed(self, pane: Pane, properties: Sequence[str]) -> None:
         for observer in self._observers:
@@ -204,12 +209,17 @@ class PaneTable:
         spawner: str | None = None,
         offer: str | None = None,
         placement: Placement | None = None,
+        *,
+        budgeted: bool = True,
     ) -> Pane:
         """Start a pane; `notice` is shown on its screen before anything the program prints.
         `spawner`: the bus connection that called Spawn (None: not from Spawn); `offer`:
         the reference the launch's application gets back (a restore); `placement`: where
-        in its window (None: beside the focused pane, mux.panes.windows)."""
+        in its window (None: beside the focused pane, mux.panes.windows); `budgeted`:
+        False for a pane coming back in a restore, never refused by the cells budget."""
         self._check_room(request.window, placement)
+        if budgeted:
+            self.cells.check_new(*self._launcher.size_of(request))
         pane_id = self.ids.next_pane_id  # the env names the pane before it exists
         prepared = self._launcher.prepare(request, pane_id=pane_id, offer=offer)
         started = prepared.start()

@@ -2,8 +2,12 @@
 (docs/attach-protocol.md#frames).
 
 Every frame is a 1-byte type, a 4-byte big-endian payload length, and the
-payload; a payload is at most MAX_PAYLOAD bytes (a longer declared length is a
-protocol error, found before anything is buffered). The codec is a pure
+payload; a payload is at most MAX_PAYLOAD bytes, HELLO's and WELCOME's at most
+MAX_HELLO, and a frame of a fixed shape declares exactly its size (any other
+declared length is a protocol error, found before anything is buffered). Every
+malformed payload (not UTF-8, not JSON, nested too deep, a number too long to
+read or out of range, a value of the wrong type) is a ProtocolError, which the
+service answers with ERROR `ProtocolError`. The codec is a pure
 object in the manner of h11: feed bytes with `receive_data`, take frames with
 `next_frame`, turn frames into bytes with `encode`. Which frame may come when
 is `mux.protocol.attach_conversation`'s business.
@@ -13,11 +17,16 @@ import json
 import struct
 from dataclasses import astuple, dataclass
 from enum import IntEnum
-from typing import ClassVar
+from typing import ClassVar, TypeGuard
 
 PROTOCOL_VERSION = 1
 MAX_PAYLOAD = 1 << 20
+# A HELLO is a few dozen bytes: a bound this small keeps connections that have not said
+# HELLO yet (attach_max_pending of them) from making the service buffer much.
+MAX_HELLO = 1 << 16
 HEADER = struct.Struct(">BI")
+# Numbers in HELLO and WELCOME: a descriptor and a version fit in 31 bits.
+MAX_NUMBER = (1 << 31) - 1
 
 
 class ProtocolError(Exception):
@@ -45,6 +54,12 @@ class FrameType(IntEnum):
 class Frame:
     kind: ClassVar[FrameType]
 
+    @classmethod
+    def check_length(cls, length: int) -> None:
+        """ProtocolError unless a payload of `length` bytes may follow (from the header)."""
+        if length:
+            raise ProtocolError(f"{cls.kind.name} carries no payload")
+
     def payload(self) -> bytes:
         return b""
 
@@ -57,13 +72,24 @@ class Frame:
 
 @dataclass(frozen=True)
 class _Json(Frame):
-    """Frames whose payload is one JSON object."""
+    """Frames whose payload is one JSON object, in UTF-8."""
+
+    MAX_LENGTH: ClassVar[int] = MAX_PAYLOAD
+
+    @classmethod
+    def check_length(cls, length: int) -> None:
+        if length > cls.MAX_LENGTH:
+            raise ProtocolError(
+                f"a {cls.kind.name} of {length} bytes is larger than {cls.MAX_LENGTH}"
+            )
 
     @classmethod
     def _object(cls, payload: bytes) -> dict[str, object]:
         try:
-            value = json.loads(payload)
-        except (UnicodeDecodeError, json.JSONDecodeError):
+            value = json.loads(payload.decode("utf-8"))
+        # ValueError: not UTF-8, not JSON, or an integer longer than Python converts;
+        # RecursionError: nested deeper than the parser goes.
+        except (ValueError, RecursionError):
             raise ProtocolError(f"{cls.kind.name}: the payload is not JSON") from None
         if not isinstance(value, dict):
             raise ProtocolError(f"{cls.kind.name}: the payload is not a JSON object")
@@ -76,13 +102,21 @@ class _Versioned(_Json):
     offers (keys a side does not know are ignored, so either may add one)."""
 
     version: int = PROTOCOL_VERSION
+    MAX_LENGTH = MAX_HELLO
 
     @classmethod
     def _version(cls, value: dict[str, object]) -> int:
         version = value.get("version")
-        if not isinstance(version, int) or isinstance(version, bool):
-            raise ProtocolError(f"{cls.kind.name}: version must be a whole number")
+        if not _whole_number(version):
+            raise ProtocolError(
+                f"{cls.kind.name}: version must be a whole number from 0 to {MAX_NUMBER}"
+            )
         return version
+
+
+def _whole_number(value: object) -> TypeGuard[int]:
+    """An int from 0 to MAX_NUMBER (not a bool, which JSON's true would be)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= MAX_NUMBER
 
 
 @dataclass(frozen=True)
@@ -104,10 +138,10 @@ class Hello(_Versioned):
     def parse(cls, payload: bytes) -> "Hello":
         value = cls._object(payload)
         terminal_fd = value.get("terminal_fd")
-        if terminal_fd is not None and (
-            not isinstance(terminal_fd, int) or isinstance(terminal_fd, bool) or terminal_fd < 0
-        ):
-            raise ProtocolError("HELLO: terminal_fd must be a descriptor number (0 or more)")
+        if terminal_fd is not None and not _whole_number(terminal_fd):
+            raise ProtocolError(
+                f"HELLO: terminal_fd must be a descriptor number (0 to {MAX_NUMBER})"
+            )
         return cls(cls._version(value), terminal_fd)
 
 
@@ -137,6 +171,11 @@ class _Packed(Frame):
 
     FORMAT: ClassVar[struct.Struct]
     SHAPE: ClassVar[str]  # what the payload holds, for the error message
+
+    @classmethod
+    def check_length(cls, length: int) -> None:
+        if length != cls.FORMAT.size:
+            raise ProtocolError(f"{cls.kind.name} carries {cls.SHAPE}")
 
     def payload(self) -> bytes:
         return self.FORMAT.pack(*astuple(self))
@@ -178,6 +217,11 @@ class Attached(_Packed):
 @dataclass(frozen=True)
 class _Bytes(Frame):
     data: bytes
+
+    @classmethod
+    def check_length(cls, length: int) -> None:
+        if length > MAX_PAYLOAD:
+            raise ProtocolError(f"a frame of {length} bytes is larger than {MAX_PAYLOAD}")
 
     def payload(self) -> bytes:
         return self.data
@@ -223,9 +267,21 @@ class Error(_Json):
     def parse(cls, payload: bytes) -> "Error":
         value = cls._object(payload)
         code, message = value.get("code"), value.get("message", "")
-        if not isinstance(code, str) or not isinstance(message, str):
+        if not _text(code) or not _text(message):
             raise ProtocolError("ERROR carries a code and a message, both strings")
         return cls(code, message)
+
+
+def _text(value: object) -> TypeGuard[str]:
+    """A string that is text: JSON's escapes can make lone surrogates, which no
+    terminal or log could take."""
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 @dataclass(frozen=True)
@@ -273,9 +329,15 @@ class FrameDecoder:
     def receive_data(self, data: bytes) -> None:
         self._buffer += data
 
-    def next_frame(self) -> Frame | None:
-        """The next complete frame, None until one is complete; ProtocolError if the
-        bytes cannot be frames."""
+    def next_kind(self) -> FrameType | None:
+        """The type of the next frame as soon as its header is in (None until then);
+        ProtocolError if the header cannot start a frame. A conversation looks here to
+        refuse a frame before its payload is waited for."""
+        header = self._header()
+        return None if header is None else header[0]
+
+    def _header(self) -> tuple[FrameType, int] | None:
+        """The next frame's type and its declared length, checked against that type."""
         if len(self._buffer) < HEADER.size:
             return None
         kind_byte, length = HEADER.unpack_from(self._buffer)
@@ -283,8 +345,16 @@ class FrameDecoder:
             kind = FrameType(kind_byte)
         except ValueError:
             raise ProtocolError(f"unknown frame type 0x{kind_byte:02x}") from None
-        if length > MAX_PAYLOAD:
-            raise ProtocolError(f"a frame of {length} bytes is larger than {MAX_PAYLOAD}")
+        FRAME_TYPES[kind].check_length(length)
+        return kind, length
+
+    def next_frame(self) -> Frame | None:
+        """The next complete frame, None until one is complete; ProtocolError if the
+        bytes cannot be frames."""
+        header = self._header()
+        if header is None:
+            return None
+        kind, length = header
         if len(self._buffer) < HEADER.size + length:
             return None
         payload = bytes(self._buffer[HEADER.size : HEADER.size + length])

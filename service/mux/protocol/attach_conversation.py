@@ -34,6 +34,10 @@ The rules:
 6. `OpenAttach` hands out a connection whose client has, in effect, said
    HELLO and ATTACH and whose service has said WELCOME
    (docs/attach-protocol.md#openattach).
+7. A frame is judged by its header as soon as that is in: before HELLO
+   nothing but a HELLO (of at most MAX_HELLO bytes) is waited for, so a
+   client that has not said HELLO makes the service buffer little
+   (docs/attach-protocol.md#limits).
 """
 
 from enum import Enum
@@ -69,6 +73,8 @@ VERSION_UNSUPPORTED: Final = "VersionUnsupported"
 PANE_CLOSED: Final = "PaneClosed"
 SERVICE_STOPPING: Final = "ServiceStopping"
 SERVICE_UPGRADING: Final = "ServiceUpgrading"  # the same panes are there to reattach to
+# A limit of the service's (no HELLO in time, too many connections waiting to say it).
+LIMIT_EXCEEDED: Final = "LimitExceeded"
 
 ClientFrame = Hello | Attach | Input | Resize | Detach
 ServiceFrame = Welcome | Attached | Output | Repaint | Exited | Error | Detached
@@ -198,6 +204,11 @@ class _Conversation:
             raise _Illegal(_out_of_place(kind, state))
         return following
 
+    def check_kind(self, role: Role, kind: FrameType) -> None:
+        """What can be said of a frame from `role` by its type alone (rule 7)."""
+        if role is Role.CLIENT and self.client is State.NEW and kind is not FrameType.HELLO:
+            raise _Illegal(f"{kind.name} before HELLO")
+
     def _check_answer(self, kind: FrameType) -> None:
         if kind is FrameType.WELCOME and not self._unanswered_hellos:
             raise _Illegal("WELCOME that answers no HELLO")
@@ -262,6 +273,13 @@ class _End:
         self._decoder.receive_data(data)
 
     def _next_frame(self) -> Frame | None:
+        kind = self._decoder.next_kind()
+        if kind is None:
+            return None
+        try:
+            self._conversation.check_kind(self.PEER, kind)
+        except _Illegal as e:
+            raise ProtocolError(str(e)) from None
         frame = self._decoder.next_frame()
         if frame is None:
             return None

@@ -5,7 +5,9 @@ One UTF-8 JSON object a line, at most MAX_LINE bytes with its newline. The
 host side (the service) reads a hello, answers exactly one of a restore offer
 or an error, then takes checkpoints and clears; the client side (the library
 in mux.resurrection.client) is the mirror image. A line that breaks the rules
-is a `Violation` carrying the error code the host answers with; success and
+is a `Violation` carrying the error code the host answers with (every malformed
+line: not UTF-8, not JSON, nested too deep, a number too long to read, a string
+that is not text, a value of the wrong type); success and
 rejection are mutually exclusive by construction (one answer per hello).
 Clients fail closed on codes they do not know.
 """
@@ -13,6 +15,7 @@ Clients fail closed on codes they do not know.
 import json
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TypeGuard
 
 PROTOCOL = "application-resurrection/1"
 MAX_LINE = 65536  # bytes, the newline included
@@ -82,7 +85,9 @@ class LineDecoder:
 def _object(line: bytes) -> dict[str, object]:
     try:
         value = json.loads(line.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    # ValueError: not UTF-8, not JSON, or an integer longer than Python converts;
+    # RecursionError: nested deeper than the parser goes.
+    except (ValueError, RecursionError):
         raise Violation(ErrorCode.INVALID_HANDSHAKE, "a line that is not UTF-8 JSON") from None
     if not isinstance(value, dict):
         raise Violation(ErrorCode.INVALID_HANDSHAKE, "a line that is not a JSON object")
@@ -96,8 +101,20 @@ def _encode(message: dict[str, object]) -> bytes:
     return data
 
 
-def _reference(value: object) -> str:
+def _is_text(value: object) -> TypeGuard[str]:
+    """A string that is text: JSON's escapes can make lone surrogates, which cannot be
+    written as UTF-8 (to a checkpoint file, say)."""
     if not isinstance(value, str):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _reference(value: object) -> str:
+    if not _is_text(value):
         raise Violation(ErrorCode.INVALID_HANDSHAKE, "a reference that is not a string")
     if len(value.encode()) > MAX_REFERENCE:
         raise Violation(ErrorCode.INVALID_HANDSHAKE, f"a reference over {MAX_REFERENCE} bytes")
@@ -114,7 +131,7 @@ def parse_hello(line: bytes) -> str:
     if message.get("protocol") != PROTOCOL or not isinstance(hello, dict) or len(message) != 2:
         raise Violation(ErrorCode.INVALID_HANDSHAKE, "not an application-resurrection/1 hello")
     application = hello.get("application")
-    if not isinstance(application, str) or not 0 < len(application) <= MAX_APPLICATION:
+    if not _is_text(application) or not 0 < len(application) <= MAX_APPLICATION:
         raise Violation(ErrorCode.INVALID_HANDSHAKE, "a hello without an application name")
     return application
 
@@ -212,8 +229,8 @@ def parse_offer(line: bytes) -> str | None:
     restore = answer.get("restore", ...)
     if restore is None:
         return None
-    if isinstance(restore, dict) and isinstance(restore.get("reference"), str):
-        return str(restore["reference"])
+    if isinstance(restore, dict) and _is_text(reference := restore.get("reference")):
+        return reference
     raise Refused("invalid_answer")
 
 

@@ -166,7 +166,14 @@ def _restore_pane(
     if saved.replay is not None:
         notes.append(f"mux: typing again at the first prompt: {saved.replay}")
     try:
-        pane = table.spawn(_request(saved, cwd, window), notice="\r\n".join(notes), offer=offer)
+        # Never refused by the cells budget: a restored pane counts, but losing it to a
+        # lowered budget would be worse than going over it (docs/security.md#limits).
+        pane = table.spawn(
+            _request(saved, cwd, window),
+            notice="\r\n".join(notes),
+            offer=offer,
+            budgeted=False,
+        )
     except Exception as e:  # whatever it is, the other panes still come back
         reason = e.message if isinstance(e, MuxError) else f"it could not be started ({e})"
         return _not_restored(table, saved, reason, window)
