@@ -38,7 +38,8 @@ from mux.protocol.attach_conversation import (
     State,
 )
 from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS
-from muxctl.errors import EXIT_FAILURE, EXIT_PRECONDITION, EXIT_USAGE, CtlError
+from mux.system.socket_trust import UntrustedSocket, connect_trusted
+from muxctl.errors import EXIT_FAILURE, EXIT_PRECONDITION, EXIT_USAGE, CtlError, SocketRefused
 from muxctl.prefix_keys import DetachNow, PrefixKeys, Typed
 from muxctl.rawterm import RawTerminal, read_keys, window_size
 from muxctl.terminal_out import TerminalOut
@@ -175,15 +176,7 @@ class AttachClient:
             self._to_service = Outgoing()
             self._say(self._resize_frame())
             return
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            sock.connect(str(self._path))
-        except (FileNotFoundError, ConnectionRefusedError):
-            sock.close()
-            raise CtlError("mux is not running (nothing listens on its attach socket)") from None
-        except OSError as e:
-            sock.close()
-            raise CtlError(f"cannot connect to mux's attach socket: {e.strerror}") from None
+        sock = connect_attach_socket(self._path)
         sock.setblocking(False)
         self._sock = sock
         self._conversation = ClientConversation()
@@ -254,6 +247,8 @@ class AttachClient:
             try:
                 self.connect()
                 return
+            except SocketRefused:
+                raise  # not mux coming back: a socket that is not the user's
             except CtlError:
                 if time.monotonic() > until:
                     raise CtlError("mux did not come back after its upgrade") from None
@@ -402,6 +397,21 @@ class AttachClient:
         return Outcome(
             f"[detached from pane {self._pane}; reattach with: muxctl attach {self._pane}]"
         )
+
+
+def connect_attach_socket(path: Path) -> socket.socket:
+    """A connection to mux's attach socket at `path`, once the socket, its directory and
+    the process serving it have been found to be the user's (mux.system.socket_trust):
+    every key typed goes there. SocketRefused when they are not, before anything is sent;
+    CtlError when nothing listens."""
+    try:
+        return connect_trusted(path)
+    except UntrustedSocket as refusal:
+        raise SocketRefused(refusal) from None
+    except (FileNotFoundError, ConnectionRefusedError):
+        raise CtlError("mux is not running (nothing listens on its attach socket)") from None
+    except OSError as e:
+        raise CtlError(f"cannot connect to mux's attach socket: {e.strerror}") from None
 
 
 def _note_signal(signum: int, frame: object) -> None:

@@ -38,7 +38,7 @@ from mux.system.paths import (
     resolve_paths,
     runtime_dir,
 )
-from muxctl.errors import CtlError, NotRunning, RemoteError
+from muxctl.errors import CtlError, NotRunning, RemoteError, SocketRefused
 from muxctl.wire import from_wire, to_wire
 
 if TYPE_CHECKING:
@@ -347,7 +347,14 @@ def connect(*, autostart: bool = True, environ: dict[str, str] | None = None) ->
             time.sleep(POLL_SECONDS)
 
     try:
-        connection = open_bus(choice)
+        if choice.kind is BusKind.PRIVATE:
+            from muxctl.private_bus import open_private_bus  # (only then: its imports)
+
+            connection = open_private_bus(private_bus)
+        else:  # a bus of the session's: not mux's socket to vouch for
+            connection = open_bus(choice)
+    except SocketRefused:
+        raise  # (whether muxd runs or not)
     except CtlError:
         if holder_alive(paths()):
             raise CtlError(f"{RECONNECTING} (the {choice.kind} bus does not answer)") from None

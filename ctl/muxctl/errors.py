@@ -1,6 +1,11 @@
 """Errors muxctl reports, each with its exit status (docs/muxctl.md#exit-statuses)."""
 
+from typing import TYPE_CHECKING
+
 from mux.protocol.errors import InvalidArgument, PreconditionFailed, short_name
+
+if TYPE_CHECKING:
+    from mux.system.socket_trust import UntrustedSocket
 
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
@@ -26,6 +31,20 @@ class CtlError(Exception):
 
 class NotRunning(CtlError):
     """No service answers, and muxctl was told not to start one."""
+
+
+class SocketRefused(CtlError):
+    """A socket of mux's failed the trust checks of mux.system.socket_trust (its directory
+    or the process serving it is not the user's): refused before anything was sent."""
+
+    def __init__(self, refusal: "UntrustedSocket") -> None:
+        # (a path from the environment may hold anything: shown escaped; imported here
+        # only, as every muxctl call imports this module)
+        from mux.protocol.visible import visible
+
+        super().__init__(f"{visible(str(refusal))}; nothing was sent to it", EXIT_FAILURE)
+        self.path = refusal.path
+        self.problem = refusal.problem
 
 
 class RemoteError(CtlError):

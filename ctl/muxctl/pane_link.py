@@ -13,8 +13,7 @@ from pathlib import Path
 
 from mux.protocol import attach as proto
 from mux.protocol.attach_conversation import SERVICE_UPGRADING, ClientConversation, ClientFrame
-from muxctl.attaching import Gone, Outgoing
-from muxctl.errors import CtlError
+from muxctl.attaching import Gone, Outgoing, connect_attach_socket
 
 RECV_SIZE = 256 * 1024
 
@@ -59,12 +58,7 @@ class PaneLink:
 
     def connect(self) -> None:
         """Connect and ask for the pane at its size (pipelined, as muxctl.attaching)."""
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            sock.connect(str(self._path))
-        except OSError as e:
-            sock.close()
-            raise CtlError(f"cannot connect to mux's attach socket: {e.strerror}") from None
+        sock = connect_attach_socket(self._path)  # (checked as a lone pane's: the same keys)
         sock.setblocking(False)
         self._sock = sock
         rows, cols = self._size
@@ -89,7 +83,9 @@ class PaneLink:
             try:
                 self.outgoing.write_to(self._sock)
             except Gone:
-                self.ended = True
+                # Nothing more can go; the end itself is read from the socket (receive),
+                # which says so to the view: a link ended here would never be read again.
+                self.outgoing = Outgoing()
 
     def receive(self) -> list[PaneEvent]:
         """What the service said since the last call (its socket is readable)."""

@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from muxctl.attaching import RECONNECT_TIMEOUT_SECONDS
-from muxctl.errors import CtlError
+from muxctl.errors import CtlError, SocketRefused
 from muxctl.pane_link import PaneLink
 
 Size = tuple[int, int]
@@ -73,6 +73,8 @@ class PaneLinks:
         for pane, size in sorted(self._to_reattach.items()):
             try:
                 self.open(pane, size)
+            except SocketRefused:
+                raise  # not mux coming back: a socket that is not the user's
             except CtlError:
                 if time.monotonic() > self.reattach_until:
                     raise CtlError("mux did not come back after its upgrade") from None

@@ -5,6 +5,7 @@ and `RegisterLink` with the hub's id."""
 
 import logging
 import os
+from pathlib import Path
 
 from dbus_fast import Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
@@ -16,6 +17,7 @@ from mux.federation.ssh_master import SshMaster
 from mux.protocol.hosts import unix_socket_path
 from mux.protocol.names import BUS_NAME, FEATURE_LINKS, MANAGER_INTERFACE, ROOT_PATH
 from mux.system.bus_daemon import BUS_DAEMON, bus_daemon_message
+from mux.system.socket_trust import UntrustedSocket, connect_trusted_async
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +54,23 @@ async def dial(host: Host, master: SshMaster, hub_id: bytes) -> tuple[MessageBus
     return bus, features
 
 
-async def _connect(host: Host, bus_socket: object) -> MessageBus:
+async def _check_forward(host: Host, bus_socket: Path) -> None:
+    """The forwarded bus socket is the hub's own ssh's, in a directory of the user's
+    (mux.system.socket_trust): a connection made and closed before dbus-fast connects,
+    as dbus-fast sends as soon as it has connected. Between the two only the user could
+    change the socket: its directory is the user's alone."""
+    try:
+        (await connect_trusted_async(bus_socket)).close()
+    except UntrustedSocket as refusal:
+        log.warning("host %s: %s", host.name, refusal)
+        why = "the socket the link forwards mux's bus to is not this user's (see muxd's log)"
+        raise LinkFailure(Failure(why, False)) from None
+    except OSError:
+        pass  # nothing listens: said as dbus-fast finds it (_connect)
+
+
+async def _connect(host: Host, bus_socket: Path) -> MessageBus:
+    await _check_forward(host, bus_socket)
     bus = MessageBus(
         bus_address=f"unix:path={bus_socket}",
         negotiate_unix_fd=False,  # fds do not cross ssh

@@ -7,7 +7,7 @@ out never counts as "the same user".
 import socket
 import struct
 import sys
-from dataclasses import dataclass
+from typing import NamedTuple
 
 # macOS <sys/un.h>
 _SOL_LOCAL = 0
@@ -16,8 +16,9 @@ _LOCAL_PEERPID = 0x002
 IS_LINUX = sys.platform == "linux"
 
 
-@dataclass(frozen=True)
-class PeerCredentials:
+# Not a dataclass: muxctl checks its attach socket's peer with this, and dataclasses
+# (with inspect) would cost each attach ~10 ms of imports (mux.system.paths says more).
+class PeerCredentials(NamedTuple):
     pid: int | None
     uid: int
 
