@@ -347,12 +347,11 @@ def connect(*, autostart: bool = True, environ: dict[str, str] | None = None) ->
             time.sleep(POLL_SECONDS)
 
     try:
-        if choice.kind is BusKind.PRIVATE:
-            from muxctl.private_bus import open_private_bus  # (only then: its imports)
+        if choice.kind is BusKind.PRIVATE:  # mux's socket: checked before a byte is sent
+            from muxctl.private_bus import check_private_bus  # (only then: its imports)
 
-            connection = open_private_bus(private_bus)
-        else:  # a bus of the session's: not mux's socket to vouch for
-            connection = open_bus(choice)
+            check_private_bus(private_bus)
+        connection = open_bus(choice)
     except SocketRefused:
         raise  # (whether muxd runs or not)
     except CtlError:
