@@ -130,9 +130,10 @@ class Daemon:
         resume, self._resume = self._resume, None  # its fds become the parts' own
         attach = AttachPlane(self.settings, self.paths)
         attach.open(loop, _inherited_attach(resume), self._inherited.activation)
-        if resume is None:
-            _remove_launch_directories(self.paths)
         checkpoints = CheckpointStore(self.paths.checkpoints, quarantine_dir=self.paths.quarantine)
+        if resume is None:  # a cold start: nothing of an earlier muxd runs or writes
+            _remove_launch_directories(self.paths)
+            checkpoints.remove_unfinished_writes()
         table = self._make_table(loop, resume, checkpoints)
         hung_up = drop_leftovers(self._inherited, self.supervisor)
         table.start()

@@ -13,7 +13,7 @@ import errno
 import fcntl
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -150,8 +150,18 @@ def _make_temporary(path: Path, mode: int) -> tuple[int, str]:
 def remove_stale_temporaries(path: Path) -> list[str]:
     """Temporary files of writes cut short (a crash, kill -9) next to `path`. Only for a
     caller that knows no writer of `path` runs (muxd holding the instance lock)."""
+    return _remove(path.parent.glob(f".{path.name}.*.tmp"))
+
+
+def remove_stale_temporaries_in(directory: Path) -> list[str]:
+    """As remove_stale_temporaries, for every file in `directory` (the checkpoints:
+    one file per launch, each written by its own endpoint)."""
+    return _remove(directory.glob(".*.*.*.tmp"))
+
+
+def _remove(stale_files: Iterable[Path]) -> list[str]:
     removed = []
-    for stale in path.parent.glob(f".{path.name}.*.tmp"):
+    for stale in stale_files:
         with contextlib.suppress(OSError):
             stale.unlink()
             removed.append(stale.name)
