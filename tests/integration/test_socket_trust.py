@@ -81,15 +81,19 @@ while True:
     serve()
 """
 
-# Runs as root in a new mount namespace: /tmp made fresh, the test's directory (the
-# bus, muxd's runtime, the spy files) bound back in; then the fake server, then muxctl
-# on the terminal the test gave, without XDG_RUNTIME_DIR.
+# Runs as root in a new mount namespace: /tmp made fresh, with what the test needs of
+# the old one bound back in (KEEP: the test's directory — the bus, muxd's runtime, the
+# spy files — and, when they are under /tmp, the interpreter, its packages and this
+# checkout); then the fake server, then muxctl on the terminal the test gave, without
+# XDG_RUNTIME_DIR.
 SCENARIO = r"""
 set -eu
-mount --bind "$ROOT" "$HOLD"
+mount --bind /tmp "$HOLD"
 mount -t tmpfs -o mode=1777 tmpfs /tmp
-mkdir -p "$ROOT"
-mount --bind "$HOLD" "$ROOT"
+printf '%s\n' "$KEEP" | while IFS= read -r top; do
+    mkdir -p "/tmp/$top"
+    mount --bind "$HOLD/$top" "/tmp/$top"
+done
 eval "$BEFORE"
 mkfifo "$SPY/stop"
 setpriv --reuid=65534 --regid=65534 --clear-groups \
@@ -164,6 +168,22 @@ def _spy_dir(service: Service) -> Path:
     return spy
 
 
+def _kept_under_tmp(root: Path) -> list[str]:
+    """The entries of /tmp the scenario binds back in: those holding the test's
+    directory, the interpreter, the packages it imports and this checkout (a clone
+    under /tmp, a venv under /tmp)."""
+    needed = [root, Path(sys.executable), Path(sys.prefix), Path(sys.base_prefix)]
+    needed += [Path(entry) for entry in sys.path if entry]
+    needed.append(Path(__file__).resolve().parents[2])
+    tmp = Path("/tmp")
+    tops = set()
+    for path in needed:
+        for candidate in {path.absolute(), path.resolve()}:
+            if candidate.is_relative_to(tmp) and candidate != tmp:
+                tops.add(candidate.relative_to(tmp).parts[0])
+    return sorted(tops)
+
+
 def _run_scenario(
     service: Service, *muxctl_args: str, before: str = "", after: str = ""
 ) -> dict[str, object]:
@@ -173,7 +193,7 @@ def _run_scenario(
     hold = Path(tempfile.mkdtemp(prefix="mux-ns-", dir="/var/tmp"))
     env = dict(
         service.env,
-        ROOT=str(service.root),
+        KEEP="\n".join(_kept_under_tmp(service.root)),
         HOLD=str(hold),
         SPY=str(spy),
         PY=sys.executable,
