@@ -209,8 +209,8 @@ def test_hosts_and_doctor_escape_ssh_complaints(failing_host: Service) -> None:
 
 
 # A stand-in for ssh that reaches a second muxd on this machine: the master holds its control
-# socket, the remote command is that muxd's `muxctl where --json`, and a forward is a symlink
-# to the satellite's socket (Unix sockets are reached through symlinks). What the hub does
+# socket, the remote command is that muxd's `muxctl where --json`, and a forward is a hard
+# link to the satellite's socket (it reaches the same listener). What the hub does
 # with what comes through is what it does over real ssh (tests/federation does that part).
 LOCAL_SSH = r"""
 import json, os, signal, socket, sys
@@ -228,7 +228,9 @@ elif "-O" in args:
     for at, arg in enumerate(args):
         if arg == "-L":
             local, remote = args[at + 1].split(":", 1)
-            os.symlink(remote, local)
+            # A hard link reaches the same listening socket, and is a socket of the
+            # user's where the hub looks (a symbolic link is refused: socket_trust).
+            os.link(remote, local)
 else:
     with open(os.path.join(os.path.dirname(__file__), "satellite-env.json")) as f:
         env = json.load(f)
