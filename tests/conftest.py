@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -61,3 +61,20 @@ def sampling_service(dbus_daemon: DBusDaemon, tmp_root: Path) -> Iterator[Servic
     svc.start()
     yield svc
     svc.stop()
+
+
+@pytest.fixture
+def make_service(dbus_daemon: DBusDaemon, tmp_root: Path) -> Iterator[Callable[..., Service]]:
+    """A muxd with a configuration file and extra environment, on the shared test bus."""
+    started: list[Service] = []
+
+    def make(config: str | None = None, extra_env: dict[str, str] | None = None) -> Service:
+        svc = Service(
+            tmp_root, bus_address=dbus_daemon.address, config=config, extra_env=extra_env
+        ).start()
+        started.append(svc)
+        return svc
+
+    yield make
+    for svc in started:
+        svc.stop()

@@ -5,6 +5,7 @@ the system Python)."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 import subprocess
@@ -17,7 +18,7 @@ import pytest
 from dbus_fast import Message, MessageType
 from dbus_fast.aio import MessageBus
 
-from tests.harness import DBusDaemon, wait_for
+from tests.harness import DBusDaemon, Service, wait_for
 
 SYSTEM_PYTHON = "/usr/bin/python3"
 NOTIFICATIONS = "org.freedesktop.Notifications"
@@ -146,3 +147,27 @@ def recorder_script(directory: Path) -> tuple[Path, Path]:
     script.chmod(0o755)
     assert shutil.which("sh")
     return script, record
+
+
+# What the notification tests run muxd with.
+CONFIG = "notify_command_seconds = 1\nnotify_min_interval_seconds = 5\n"
+
+
+def notifying_service(
+    root: Path, bus: NotificationBus, config: str = CONFIG, terminal: Path | None = None
+) -> Service:
+    if terminal is not None:
+        config += f"terminal_command = [{json.dumps(str(terminal))}]\n"
+    return Service(root, bus_address=bus.bus.address, config=config)
+
+
+@pytest.fixture
+def notified(tmp_path: Path, notification_bus: NotificationBus) -> Iterator[tuple[Service, Path]]:
+    terminal, record = recorder_script(tmp_path)
+    root = tmp_path / "mux"
+    root.mkdir()
+    service = notifying_service(root, notification_bus, terminal=terminal).start()
+    try:
+        yield service, record
+    finally:
+        service.stop()

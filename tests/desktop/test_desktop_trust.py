@@ -24,7 +24,7 @@ from tests.desktop.conftest import (
     NotificationBus,
     recorder_script,
 )
-from tests.desktop.test_notifications import notifying_service, printing, wait_notifications
+from tests.desktop.test_notifications import printing, wait_notifications
 from tests.desktop.test_sleep import MANAGER, emit, inhibitors, logind  # noqa: F401
 from tests.harness import (
     ERROR_PREFIX,
@@ -229,18 +229,6 @@ def test_search_metas_escape_control_characters(
 
 
 # -- notifications ------------------------------------------------------------------------------
-
-
-@pytest.fixture
-def notified(tmp_path: Path, notification_bus: NotificationBus) -> Iterator[tuple[Service, Path]]:
-    terminal, record = recorder_script(tmp_path)
-    root = tmp_path / "mux"
-    root.mkdir()
-    service = notifying_service(root, notification_bus, terminal=terminal).start()
-    try:
-        yield service, record
-    finally:
-        service.stop()
 
 
 async def _forge(address: str, *signals: Message) -> None:

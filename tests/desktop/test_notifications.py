@@ -3,37 +3,11 @@ received by python-dbusmock's notification daemon on a bus of the test's own."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
-
 from tests.attach_client import ProtocolClient
-from tests.desktop.conftest import NotificationBus, recorder_script
+from tests.desktop.conftest import CONFIG, NotificationBus, notifying_service
 from tests.harness import Service, wait_for
-
-CONFIG = "notify_command_seconds = 1\nnotify_min_interval_seconds = 5\n"
-
-
-def notifying_service(
-    root: Path, bus: NotificationBus, config: str = CONFIG, terminal: Path | None = None
-) -> Service:
-    if terminal is not None:
-        config += f"terminal_command = [{json.dumps(str(terminal))}]\n"
-    return Service(root, bus_address=bus.bus.address, config=config)
-
-
-@pytest.fixture
-def notified(tmp_path: Path, notification_bus: NotificationBus) -> Iterator[tuple[Service, Path]]:
-    terminal, record = recorder_script(tmp_path)
-    root = tmp_path / "mux"
-    root.mkdir()
-    service = notifying_service(root, notification_bus, terminal=terminal).start()
-    try:
-        yield service, record
-    finally:
-        service.stop()
 
 
 def printing(text: str) -> list[str]:

@@ -7,34 +7,18 @@ HELLO; the same malformed shapes on an application-resurrection endpoint
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 
 from mux.protocol import attach as proto
 from tests.attach_client import ProtocolClient
-from tests.harness import DBusDaemon, Service, assert_answers, wait_for
+from tests.harness import Service, assert_answers, wait_for
 from tests.integration.test_resurrection import code_of, endpoint_of, exchange, has_endpoint
 
 # What asyncio logs when an exception escapes a protocol's data_received, and what any
 # exception that reached the loop leaves in the log.
 CRASH_MARKS = ("Fatal error", "Traceback", "exception was never retrieved")
-
-
-@pytest.fixture
-def make_service(dbus_daemon: DBusDaemon, tmp_root: Path) -> Iterator[Callable[[str], Service]]:
-    """A muxd with the given configuration file, on the shared test bus."""
-    started: list[Service] = []
-
-    def make(config: str) -> Service:
-        svc = Service(tmp_root, bus_address=dbus_daemon.address, config=config).start()
-        started.append(svc)
-        return svc
-
-    yield make
-    for svc in started:
-        svc.stop()
 
 
 def connect(service: Service) -> ProtocolClient:

@@ -10,8 +10,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import os
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
 from dbus_fast import Message, MessageType, Variant
@@ -19,7 +18,6 @@ from dbus_fast.aio import MessageBus
 
 from muxctl.errors import RemoteError
 from tests.harness import (
-    DBusDaemon,
     Service,
     assert_answers,
     gdbus_refused,
@@ -36,21 +34,6 @@ SLEEP = Variant("as", ["sleep", "60"])
 
 def refuse_spawn(service: Service, error: str, options: dict[str, Variant]) -> str:
     return refused(service, error, "Spawn", "a{sv}", [options]).message
-
-
-@pytest.fixture
-def make_service(dbus_daemon: DBusDaemon, tmp_root: Path) -> Iterator[Callable[[str], Service]]:
-    """A muxd with the given configuration file, on the shared test bus."""
-    started: list[Service] = []
-
-    def make(config: str) -> Service:
-        svc = Service(tmp_root, bus_address=dbus_daemon.address, config=config).start()
-        started.append(svc)
-        return svc
-
-    yield make
-    for svc in started:
-        svc.stop()
 
 
 # -- Spawn options -------------------------------------------------------------------------

@@ -10,7 +10,7 @@ import os
 import signal
 import socket
 import subprocess
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 
@@ -19,7 +19,7 @@ import pytest
 from mux.system.muxd_command import muxd_argv
 from muxctl.client import connect
 from muxctl.errors import RemoteError
-from tests.harness import BusMonitor, DBusDaemon, Service, pid_alive, wait_for, wait_gone
+from tests.harness import BusMonitor, Service, pid_alive, wait_for, wait_gone
 
 ROOT = "/org/mux/Mux1"
 MANAGER = "org.mux.Mux1.Manager"
@@ -94,23 +94,6 @@ def pane_pid(service: Service, pane_id: int) -> int:
 
 def send_text(service: Service, pane_id: int, text: str) -> None:
     service.call("SendInput", "tay", [pane_id, text.encode()])
-
-
-@pytest.fixture
-def make_service(dbus_daemon: DBusDaemon, tmp_root: Path) -> Iterator[Callable[..., Service]]:
-    """A muxd with a configuration file and extra environment, on the shared test bus."""
-    started: list[Service] = []
-
-    def make(config: str | None = None, extra_env: dict[str, str] | None = None) -> Service:
-        svc = Service(
-            tmp_root, bus_address=dbus_daemon.address, config=config, extra_env=extra_env
-        ).start()
-        started.append(svc)
-        return svc
-
-    yield make
-    for svc in started:
-        svc.stop()
 
 
 # -- exit statuses and the signals announcing them --------------------------------------

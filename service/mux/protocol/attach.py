@@ -19,6 +19,8 @@ from dataclasses import astuple, dataclass
 from enum import IntEnum
 from typing import ClassVar, TypeGuard
 
+from mux.protocol.visible import is_text
+
 PROTOCOL_VERSION = 1
 MAX_PAYLOAD = 1 << 20
 # A HELLO is a few dozen bytes: a bound this small keeps connections that have not said
@@ -267,21 +269,9 @@ class Error(_Json):
     def parse(cls, payload: bytes) -> "Error":
         value = cls._object(payload)
         code, message = value.get("code"), value.get("message", "")
-        if not _text(code) or not _text(message):
+        if not is_text(code) or not is_text(message):
             raise ProtocolError("ERROR carries a code and a message, both strings")
         return cls(code, message)
-
-
-def _text(value: object) -> TypeGuard[str]:
-    """A string that is text: JSON's escapes can make lone surrogates, which no
-    terminal or log could take."""
-    if not isinstance(value, str):
-        return False
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 @dataclass(frozen=True)

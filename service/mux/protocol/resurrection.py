@@ -15,7 +15,8 @@ Clients fail closed on codes they do not know.
 import json
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TypeGuard
+
+from mux.protocol.visible import is_text
 
 PROTOCOL = "application-resurrection/1"
 MAX_LINE = 65536  # bytes, the newline included
@@ -101,20 +102,8 @@ def _encode(message: dict[str, object]) -> bytes:
     return data
 
 
-def _is_text(value: object) -> TypeGuard[str]:
-    """A string that is text: JSON's escapes can make lone surrogates, which cannot be
-    written as UTF-8 (to a checkpoint file, say)."""
-    if not isinstance(value, str):
-        return False
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
-
 def _reference(value: object) -> str:
-    if not _is_text(value):
+    if not is_text(value):
         raise Violation(ErrorCode.INVALID_HANDSHAKE, "a reference that is not a string")
     if len(value.encode()) > MAX_REFERENCE:
         raise Violation(ErrorCode.INVALID_HANDSHAKE, f"a reference over {MAX_REFERENCE} bytes")
@@ -131,7 +120,7 @@ def parse_hello(line: bytes) -> str:
     if message.get("protocol") != PROTOCOL or not isinstance(hello, dict) or len(message) != 2:
         raise Violation(ErrorCode.INVALID_HANDSHAKE, "not an application-resurrection/1 hello")
     application = hello.get("application")
-    if not _is_text(application) or not 0 < len(application) <= MAX_APPLICATION:
+    if not is_text(application) or not 0 < len(application) <= MAX_APPLICATION:
         raise Violation(ErrorCode.INVALID_HANDSHAKE, "a hello without an application name")
     return application
 
@@ -229,7 +218,7 @@ def parse_offer(line: bytes) -> str | None:
     restore = answer.get("restore", ...)
     if restore is None:
         return None
-    if isinstance(restore, dict) and _is_text(reference := restore.get("reference")):
+    if isinstance(restore, dict) and is_text(reference := restore.get("reference")):
         return reference
     raise Refused("invalid_answer")
 

@@ -16,6 +16,7 @@ the title is printed.
 """
 
 import re
+from typing import TypeGuard
 
 # C0 but newline and tab for multi-line text (`visible_lines`); all of C0 otherwise.
 BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
@@ -53,3 +54,15 @@ def without_controls(text: str) -> str:
 def has_terminal_controls(text: str) -> bool:
     """Whether `text` holds a C0, DEL or C1 character (bidi controls not counted)."""
     return _TERMINAL_CONTROLS.search(text) is not None
+
+
+def is_text(value: object) -> TypeGuard[str]:
+    """A string that is text: JSON's escapes (`\\ud800`) can make lone surrogates, which
+    cannot be written as UTF-8 — to a terminal, a log or a checkpoint file."""
+    if not isinstance(value, str):
+        return False
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
