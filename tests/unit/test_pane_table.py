@@ -325,3 +325,43 @@ def test_a_restored_title_reaches_the_observers(tmp_path: Path) -> None:
         assert (pane.id, ("Title",)) in heard.changes
 
     with_table(tmp_path, test)
+
+
+def test_the_cells_budget_keeps_the_sum_of_every_panes_size(tmp_path: Path) -> None:
+    """The budget's running total is the sum over the table after every way a pane comes,
+    changes size or goes: a spawn, a resize, a close, a restore that holds a place."""
+    missing = PaneSnapshot(
+        id=9,
+        kind=LaunchKind.EXPLICIT,
+        argv=["no-such-program-here"],
+        program=str(tmp_path / "no-such-program-here"),
+        cwd=CwdRecord(path=str(tmp_path), source="launch", captured_at=0.0),
+        title="",
+        rows=30,
+        cols=100,
+        invocation="0" * 32,
+    )
+    node = LayoutNode(id=1, kind="pane", pane=9)
+    window = WindowSnapshot(id=1, nodes=[node], root=1, focused_pane=9)
+    session = Session(version=1, generation=1, saved_at=0.0, windows=[window], panes=[missing])
+
+    def assert_counted(table: PaneTable) -> None:
+        assert table.cells.in_use == sum(pane.rows * pane.cols for pane in table)
+
+    async def test(table: PaneTable, loop: SteeredLoop) -> None:
+        assert table.cells.in_use == 0
+        panes = [sleeper(table) for _ in range(3)]
+        assert_counted(table)
+        panes[0].resize(50, 120)
+        panes[1].resize(10, 20)
+        assert_counted(table)
+        table.close(panes[2].id)
+        assert_counted(table)
+        problems = restore_session(table, session, str(tmp_path), None)
+        assert problems and len(table) == 3  # the missing program holds its place
+        assert_counted(table)
+        for pane in list(table):
+            table.close(pane.id)
+        assert table.cells.in_use == 0
+
+    with_table(tmp_path, test)

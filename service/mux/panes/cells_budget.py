@@ -13,9 +13,12 @@ take at any moment, predictable from the panes' sizes alone. Panes that come
 back in a restore or an upgrade are never refused (no pane is lost to the
 budget) but count like any other: past the budget, only shrinking is allowed
 until panes close.
+
+The sum is kept as a running total, updated as panes come, go and change
+size, so a check costs the same with 10 panes or 10,000 (a sum over the
+panes at every Spawn made spawning quadratic at scale).
 """
 
-from collections.abc import Callable, Iterable
 from typing import Protocol
 
 from mux.protocol.errors import Unavailable
@@ -31,14 +34,25 @@ class Sized(Protocol):
 
 
 class CellsBudget:
-    def __init__(self, budget: int, panes: Callable[[], Iterable[Sized]]) -> None:
-        """`panes`: every pane now (the table's)."""
+    def __init__(self, budget: int) -> None:
         self.budget = budget
-        self._panes = panes
+        self._cells: dict[int, int] = {}  # pane id: its rows x cols, as last counted
+        self._in_use = 0
 
     @property
     def in_use(self) -> int:
-        return sum(pane.rows * pane.cols for pane in self._panes())
+        """The cells of every pane counted and not forgotten."""
+        return self._in_use
+
+    def count(self, pane: Sized) -> None:
+        """`pane` is in the table at its current size (new, or resized since)."""
+        cells = pane.rows * pane.cols
+        self._in_use += cells - self._cells.get(pane.id, 0)
+        self._cells[pane.id] = cells
+
+    def forget(self, pane_id: int) -> None:
+        """The pane has left the table."""
+        self._in_use -= self._cells.pop(pane_id, 0)
 
     def check_new(self, rows: int, cols: int) -> None:
         """Unavailable if a new pane of `rows` x `cols` would take the sum past the budget."""

@@ -5,11 +5,8 @@ of D-Bus. Observers hear about panes appearing, changing, exiting and being
 removed. Its parts: the id space (ids.py), the spawn preparation (launcher.py),
 the spawn ledger and conditional kill (ledger.py), the closed panes in their
 grace period (closing.py), a pane's handover (pane_handover.py), the screen
-sweeper (screen_sweeper.py).
-
-Construction does no I/O beyond what it is
-given; `start` starts the timers (the working-directory sampling, the screen
-sweeper), once.
+sweeper (screen_sweeper.py), the cells budget (cells_budget.py). Construction
+does no I/O beyond what it is given; `start` starts the timers, once.
 """
 
 import asyncio
@@ -86,7 +83,7 @@ class PaneTable:
         # Busy panes' output is read in turn, a bounded number a loop turn.
         self.shared_reader = SharedReader(loop) if shared_reader is None else shared_reader
         self._panes: dict[int, Pane] = {}
-        self.cells = CellsBudget(settings.emulator_cells_budget, self._panes.values)
+        self.cells = CellsBudget(settings.emulator_cells_budget)
         self._use_count = 0
         self._closing = ClosingPanes(loop, settings.kill_grace_seconds)
         self.windows = Windows(self._size_of)
@@ -130,6 +127,8 @@ class PaneTable:
         self.cells.check_resize(pane, rows, cols)
 
     def pane_changed(self, pane: Pane, properties: Sequence[str]) -> None:
+        if "Rows" in properties or "Cols" in properties:
+            self.cells.count(pane)
         for observer in self._observers:
             observer.pane_changed(pane, properties)
 
@@ -271,6 +270,7 @@ class PaneTable:
         """A new pane in the table, read from now on, announced, then placed in its window
         (the window's news names a pane already announced)."""
         self._panes[pane.id] = pane
+        self.cells.count(pane)
         pane.start()
         for observer in self._observers:
             observer.pane_added(pane)
@@ -315,6 +315,7 @@ class PaneTable:
         by whoever calls `end_closing_sessions`."""
         pane = self.get(pane_id)
         del self._panes[pane_id]
+        self.cells.forget(pane_id)
         pane.hang_up()
         if pane.has_process:
             self._closing.add(pane, graced=graced)
@@ -358,6 +359,7 @@ class PaneTable:
         """A pane the previous muxd handed over (see table_resume.py): in place, its exit
         watched from `start_watching_exits` (or, exited already, lingering), reading."""
         self._panes[pane.id] = pane
+        self.cells.count(pane)
         self.windows.place(pane.id, pane.window)
         if pane.is_running:
             self.exits.watch_later(pane.process, pane.process_exited)
@@ -373,8 +375,7 @@ class PaneTable:
 
     def prepare_final_snapshot(self) -> None:
         """Participant of the final snapshot: from now on no output is read and no
-        exit changes a pane, so the capture is of one moment. (Shell metadata and
-        checkpoint writers join here when they exist.)"""
+        exit changes a pane, so the capture is of one moment."""
         for pane in self._panes.values():
             pane.freeze()
 
