@@ -4,6 +4,7 @@ A malformed file is reported as `ConfigError` naming the file (or variable)
 and the field, never as a traceback.
 """
 
+import enum
 import os
 import re
 import tomllib
@@ -39,6 +40,15 @@ class HostSettings(BaseModel):
 HOST_NAME_PATTERN = "^[A-Za-z0-9_]{1,64}$"
 
 
+class RestoreMode(enum.StrEnum):
+    """What a start does with the saved panes (docs/configuration.md#restore)."""
+
+    ALWAYS = "always"  # started again at once
+    ASK = "ask"  # held, showing what would run, until started or dismissed
+    LAZY = "lazy"  # held until first attached or sent input
+    NEVER = "never"  # not restored; the session stays in the history
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="forbid", frozen=True)
 
@@ -72,7 +82,46 @@ class Settings(BaseSettings):
     cwd_sample_seconds: float = Field(
         default=10.0, gt=0, description="how often panes' working directories are read (/proc)"
     )
-    restore: bool = Field(default=True, description="relaunch the last session's panes at start")
+    restore: RestoreMode = Field(
+        default=RestoreMode.ALWAYS,
+        description='what a start does with the saved panes: "always", "ask", "lazy" or '
+        '"never" (true and false still mean "always" and "never")',
+    )
+    restore_ask_programs: list[str] = Field(
+        default_factory=list,
+        description="programs (base names) whose panes always wait to be started, "
+        'whatever `restore` says (e.g. ["ssh", "make"])',
+    )
+    restore_scrollback_lines: int = Field(
+        default=2000,
+        ge=0,
+        le=1_000_000,
+        description="lines of each pane's history saved with its screen (0: no contents saved)",
+    )
+    contents_save_seconds: float = Field(
+        default=30.0, gt=0, description="panes whose output changed have it saved this often"
+    )
+    contents_max_bytes: int = Field(
+        default=64 << 20,
+        ge=0,
+        description="saved contents of all panes together, on disk; past it the least "
+        "recently active panes lose theirs first",
+    )
+    history_keep_all_seconds: float = Field(
+        default=3600.0, ge=0, description="every archived snapshot younger than this is kept"
+    )
+    history_hourly_seconds: float = Field(
+        default=2 * 86400.0, ge=0, description="then one an hour, up to this age"
+    )
+    history_daily_seconds: float = Field(
+        default=14 * 86400.0, ge=0, description="then one a day, up to this age; older go"
+    )
+    history_max_snapshots: int = Field(
+        default=200, ge=1, le=100_000, description="most snapshots kept in the history"
+    )
+    history_max_bytes: int = Field(
+        default=256 << 20, ge=0, description="most bytes the history takes, contents included"
+    )
     resurrection: bool = Field(default=True, description="application-resurrection adapter")
     conditional_kill: bool = Field(
         default=True,
@@ -133,6 +182,16 @@ class Settings(BaseSettings):
     hosts: dict[str, HostSettings] = Field(
         default_factory=dict, description="[hosts.NAME] tables: the satellites of this hub"
     )
+
+    @field_validator("restore", mode="before")
+    @classmethod
+    def _restore_booleans(cls, value: object) -> object:
+        """The boolean of earlier versions is still read: true is "always", false "never"."""
+        if isinstance(value, bool):
+            return RestoreMode.ALWAYS if value else RestoreMode.NEVER
+        if isinstance(value, str) and value.lower() in ("true", "false", "1", "0"):
+            return RestoreMode.ALWAYS if value.lower() in ("true", "1") else RestoreMode.NEVER
+        return value
 
     @field_validator("hosts")
     @classmethod

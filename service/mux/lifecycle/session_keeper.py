@@ -14,7 +14,7 @@ import logging
 import os
 from collections.abc import Callable
 
-from mux.config import Settings
+from mux.config import RestoreMode, Settings
 from mux.panes.table import PaneTable
 from mux.protocol.errors import Unavailable
 from mux.protocol.restore_problems import UnrestoredPane
@@ -114,7 +114,7 @@ class SessionKeeper:
     ) -> None:
         """Start the saved panes again, or keep the session aside when restore is off.
         `only`: the ids of the panes to restore (after a crash: those not re-adopted)."""
-        if not self._settings.restore:
+        if self._settings.restore is RestoreMode.NEVER:
             if only is None:
                 self._keep_unrestored(saved)
             return
@@ -157,7 +157,7 @@ class SessionKeeper:
             refresh=self._sample_cwds,
         )
         self._carried_over = self._resumed_generation is not None or (
-            saved is not None and self._settings.restore
+            saved is not None and self._settings.restore is not RestoreMode.NEVER
         )
 
     def save_carried_over_session(self) -> None:
