@@ -44,6 +44,10 @@ class StandInPane:
         self.sinks: list[Callable[[bytes], None]] = []
         self._directory = directory
 
+    @property
+    def is_live(self) -> bool:
+        return self.is_running
+
     def add_output_sink(self, sink: Callable[[bytes], None]) -> None:
         self.sinks.append(sink)
 

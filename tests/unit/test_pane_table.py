@@ -18,6 +18,7 @@ from mux.panes import closing, cwd_sampler
 from mux.panes.ledger import UNATTACHED_SINCE_SPAWN
 from mux.panes.pane import Pane
 from mux.panes.table import PaneTable
+from mux.panes.table_resume import handover_record
 from mux.protocol.errors import NoSuchPane, PreconditionFailed
 from mux.protocol.spawn_options import LaunchKind, SpawnRequest
 from mux.state.restore import restore_session
@@ -146,9 +147,9 @@ def test_a_closed_pane_is_waited_for_until_its_program_is_reaped(tmp_path: Path)
         table.close(pane.id)
         table.end_closing_sessions()  # its exit is heard on a later turn of the loop
         assert table.lingering_processes() == 1
-        assert table.handover_record().reap == [pane.pid]
+        assert handover_record(table).reap == [pane.pid]
         await until(lambda: table.lingering_processes() == 0, "the program to be reaped")
-        assert table.handover_record().reap == []
+        assert handover_record(table).reap == []
 
     with_table(tmp_path, test)
 
@@ -271,7 +272,7 @@ def test_the_process_table_is_read_in_steps_with_the_loop_running_between(
         done = False
         sleeper(table)
         tick()
-        await table.sample_cwds()
+        await table.cwd_sampler.sample()
         done = True
         assert len(seen) > 2, "/proc has more than 20 entries: several steps"
         assert {thread for _, thread in seen} == {threading.get_ident()}

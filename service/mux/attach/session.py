@@ -192,13 +192,13 @@ class AttachSession(asyncio.Protocol, Generic[P]):
         if not self._host.is_open(pane):  # closed since OpenAttach was answered
             self.fail(PANE_CLOSED, f"pane {pane.id} was closed")
             return
-        if self._wanted_size is not None and pane.is_running:
+        if self._wanted_size is not None and pane.is_live:
             try:
                 pane.resize(*self._wanted_size)
             except MuxError as e:
                 log.info("attach client %s: the size it asked for was refused: %s", self.peer, e)
         self._send(proto.Attached(pane.id, pane.rows, pane.cols))
-        if not pane.is_running:
+        if not pane.is_live:
             self._send_repaint(pane)
             self._send(proto.Exited(pane.exit_status))
             self.close()
@@ -218,7 +218,7 @@ class AttachSession(asyncio.Protocol, Generic[P]):
         try:
             pane.send_input(data)
         except MuxError as e:
-            if pane.is_running:  # after an exit, EXITED says it all
+            if pane.is_live:  # after an exit, EXITED says it all
                 self._refuse(e)
             return
         self._host.mark_used(pane)

@@ -18,8 +18,8 @@ from mux.dbus.caller import CallerNotes, current_caller, current_sender
 from mux.dbus.errors import replies_with_dbus_errors
 from mux.dbus.method_signatures import manager_method
 from mux.dbus.pane_iface import ListEntries
+from mux.dbus.restore_methods import RestoreMethods
 from mux.dbus.service import ManagerService
-from mux.dbus.window_methods import WindowMethods
 from mux.panes.pane import Pane
 from mux.panes.table import PaneTable
 from mux.protocol.errors import NotSupported
@@ -42,7 +42,7 @@ T = Annotated[int, DBusSignature("t")]
 S = Annotated[str, DBusSignature("s")]
 
 
-class ManagerInterface(WindowMethods):
+class ManagerInterface(RestoreMethods):
     def __init__(
         self,
         table: PaneTable,

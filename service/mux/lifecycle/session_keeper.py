@@ -21,8 +21,8 @@ from mux.protocol.restore_problems import UnrestoredPane
 from mux.resurrection.checkpoints import CheckpointStore
 from mux.state.autosaver import Autosaver, Stopped
 from mux.state.capture import CaptureSteps, SnapshotCache, capture_steps
-from mux.state.restore import RestoreProblem, restore_session
-from mux.state.schema import Session
+from mux.state.restore import RestoreChoices, RestoreProblem, restore_session
+from mux.state.schema import PaneSnapshot, Session
 from mux.state.session_file import SnapshotRefused, read_session, session_bytes
 from mux.system.durable import DurableWriteError, durable_write, remove_stale_temporaries
 from mux.system.notify import Supervisor
@@ -121,7 +121,9 @@ class SessionKeeper:
         supervisor.extend_timeout(RESTORE_TIMEOUT_SECONDS)
         home = os.environ.get("HOME") or os.path.expanduser("~")
         wanted = set(only) if only is not None else None
-        problems = restore_session(self._table, saved, home, self._checkpoints, wanted)
+        problems = restore_session(
+            self._table, saved, home, self._checkpoints, only=wanted, choices=self._choices()
+        )
         self._problems = [*self._problems, *problems] if only is not None else problems
         log.info(
             "restored %d of %d panes from snapshot generation %d",
@@ -166,15 +168,33 @@ class SessionKeeper:
             self._autosaver.mark_dirty()
 
     async def _sample_cwds(self) -> None:
-        await self._table.sample_cwds()  # where each program is now, not up to 10 s ago
+        await self._table.cwd_sampler.sample()  # where each program is now, not up to 10 s ago
+
+    def _choices(self) -> RestoreChoices:
+        """How a start brings the saved panes back: by the settings of now."""
+        settings = self._settings
+        return RestoreChoices(
+            mode=settings.restore,
+            ask_programs=frozenset(settings.restore_ask_programs),
+            replay_programs=tuple(settings.replay_commands),
+        )
+
+    def _kept(self) -> list[tuple[PaneSnapshot, int]]:
+        """Panes saved as they were: not restored, or held until started."""
+        kept = [(problem.pane, problem.window) for problem in self._problems]
+        for pane in self._table:
+            pending = self._table.held.pending(pane.id)
+            if pending is not None and isinstance(pending.saved, PaneSnapshot):
+                kept.append((pending.saved.model_copy(update={"id": pane.id}), pane.window))
+        return kept
 
     def _capture(self, generation: int) -> CaptureSteps:
-        kept = [(problem.pane, problem.window) for problem in self._problems]
+        kept = self._kept()
         return capture_steps(
             self._table,
             generation,
             kept,
-            self._settings.replay_commands,
+            None,  # every running command: the restore decides (mux.panes.replay)
             cache=self._snapshot_models,
         )
 

@@ -38,6 +38,7 @@ from mux.lifecycle.upgrade import (
     write_outcome,
 )
 from mux.panes.table import PaneTable
+from mux.panes.table_resume import handover_fds, handover_record
 from mux.protocol.errors import Unavailable
 from mux.system.muxd_command import muxd_argv
 from mux.system.notify import Supervisor
@@ -133,7 +134,7 @@ class Upgrader:
             attach_fd=attach[0] if attach is not None else None,
             attach_owned_path=attach[1] if attach is not None else None,
             private_bus_pid=self._control.private_bus_pid,
-            table=self._table.handover_record(history_bytes),
+            table=handover_record(self._table, history_bytes),
             unrestored=[
                 KeptPane(pane=problem.pane, window=problem.window, reason=problem.reason)
                 for problem in self._keeper.problems
@@ -149,7 +150,7 @@ class Upgrader:
         """What the next muxd inherits, each part's own: the locks, the panes'
         terminals and endpoints, the attach socket."""
         keep = [lock.fileno() for lock in self._locks]
-        keep += self._table.handover_fds()
+        keep += handover_fds(self._table)
         if handover.attach_fd is not None:
             keep.append(handover.attach_fd)
         return keep

@@ -8,10 +8,10 @@ so no zombie is left behind.
 
 import asyncio
 import logging
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from mux.panes.pane import Pane
-from mux.system.sessions import kill_sessions
+from mux.system.sessions import kill_sessions, sessions_members
 
 log = logging.getLogger(__name__)
 
@@ -81,3 +81,13 @@ class ClosingPanes:
                     pane.id,
                     killed[pane.pid],
                 )
+
+    def lingering_processes(self, open_panes: Iterable[Pane]) -> int:
+        """Processes of panes (open, or closing here) that have not ended yet: while
+        programs are still to be reaped, just those (a stop polls this: the process table
+        is read once they are all gone, for what is left of their sessions)."""
+        panes = [*open_panes, *self]
+        if unreaped := sum(pane.process.returncode is None for pane in panes):
+            return unreaped
+        sessions = sessions_members([pane.pid for pane in panes if pane.has_process])
+        return sum(len(members) for members in sessions.values())

@@ -5,6 +5,7 @@ ids from one space never get confused with another's.
 """
 
 import secrets
+from collections.abc import Iterable
 
 INSTANCE_TOKEN_BYTES = 16
 
@@ -40,3 +41,9 @@ class IdSpace:
         window_id = self._next_window
         self._next_window += 1
         return window_id
+
+    def reserve(self, pane_ids: Iterable[int], window_ids: Iterable[int]) -> None:
+        """Ids a restore gives back to the panes and windows it brings back: new ones
+        start above every one of them (the token is new all the same: KillIf stays safe)."""
+        self._next_pane = max([self._next_pane, *(pane_id + 1 for pane_id in pane_ids)])
+        self._next_window = max([self._next_window, *(window + 1 for window in window_ids)])

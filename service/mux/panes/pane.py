@@ -43,6 +43,7 @@ __all__ = ["Launch", "OutputSink", "Pane", "PaneObserver", "PaneState"]
 class PaneState(StrEnum):
     RUNNING = "running"
     EXITED = "exited"
+    HELD = "held"  # restored without its process, until started (mux.panes.held)
 
 
 class PaneObserver(Protocol):
@@ -52,6 +53,8 @@ class PaneObserver(Protocol):
     def pane_changed(self, pane: "Pane", properties: Sequence[str]) -> None: ...
     def pane_exited(self, pane: "Pane") -> None: ...
     def pane_notice(self, pane: "Pane", notice: Notice) -> None: ...
+    def pane_held_wanted(self, pane: "Pane", data: bytes | None) -> None:
+        """A held pane was attached to (`data` None) or sent input (mux.panes.held)."""
 
 
 class Pane:
@@ -126,9 +129,14 @@ class Pane:
         if reaction.notice is not None:
             self._observer.pane_notice(self, reaction.notice)
 
+    def show_saved_contents(self, data: bytes) -> None:
+        """Its old contents after a restore, text and colours only
+        (mux.terminal.saved_contents): on the screen and in the history, as if printed."""
+        self._on_output(data)
+
     def show_notice(self, text: str) -> None:
         """A line from mux itself, on the screen and in the history, not to the program."""
-        self._on_output(notice_line(text))
+        self._on_output(notice_line(text, self.cols))
 
     # -- what is known of it ------------------------------------------------------
 
@@ -150,8 +158,18 @@ class Pane:
         return self.view.cols
 
     @property
+    def described(self) -> tuple[int, str, int, int]:
+        """For the log: id, program, pid, window."""
+        return self.id, self.argv[0], self.pid, self.window
+
+    @property
     def is_running(self) -> bool:
         return self.state is PaneState.RUNNING
+
+    @property
+    def is_live(self) -> bool:
+        """Running, or held until started (mux.panes.held): what clients attach to."""
+        return self.state is not PaneState.EXITED
 
     @property
     def has_process(self) -> bool:
@@ -213,8 +231,9 @@ class Pane:
         if path is not None:
             self._react(self.shell.observe_cwd(CwdObservation(path, "process", child=child)))
 
-    def snapshot_replay(self, allowlist: Sequence[str]) -> tuple[str, int | None] | None:
-        """(command line, checkpoint generation) to replay at restore, if any."""
+    def snapshot_replay(self, allowlist: Sequence[str] | None) -> tuple[str, int | None] | None:
+        """(command line, checkpoint generation) to replay at restore, if any (`allowlist`
+        None: whatever program runs, for the restore to decide)."""
         return self.shell.snapshot_replay(
             allowlist,
             shell_launch=self.launch.kind is LaunchKind.SHELL,
@@ -227,6 +246,8 @@ class Pane:
         """`sink` hears the output live; while anyone does, it is read promptly."""
         self.view.add_output_sink(sink)
         self.terminal.read_promptly(True)
+        if self.state is PaneState.HELD:
+            self._observer.pane_held_wanted(self, None)
 
     def remove_output_sink(self, sink: OutputSink) -> None:
         self.view.remove_output_sink(sink)
@@ -244,6 +265,8 @@ class Pane:
     # -- input and control --------------------------------------------------------
 
     def _require_terminal(self, action: str) -> None:
+        if self.state is PaneState.HELD:
+            raise PreconditionFailed(f"pane {self.id} is waiting to start; start it first")
         if self.state is PaneState.EXITED:
             raise PreconditionFailed(
                 f"pane {self.id} has exited (status {self.exit_status}); cannot {action}"
@@ -251,6 +274,9 @@ class Pane:
         self.terminal.require_open(action)
 
     def send_input(self, data: bytes) -> None:
+        if self.state is PaneState.HELD:
+            self._observer.pane_held_wanted(self, data)  # it may start it, or dismiss it
+            return
         self._require_terminal("send input")
         self.terminal.send(data)
 
@@ -264,12 +290,14 @@ class Pane:
         self.terminal.when_input_drained(callback)
 
     def resize(self, rows: int, cols: int) -> None:
-        self._require_terminal("resize it")
+        if self.state is not PaneState.HELD:  # a held pane's program starts at its size
+            self._require_terminal("resize it")
         if (rows, cols) == (self.rows, self.cols):
             return
         self._observer.pane_resizing(self, rows, cols)
         self.view.resize(rows, cols)
-        self.terminal.set_window_size(rows, cols)
+        if self.state is not PaneState.HELD:
+            self.terminal.set_window_size(rows, cols)
         self._observer.pane_changed(self, ("Rows", "Cols"))
 
     def foreground_group(self) -> int | None:
@@ -277,6 +305,8 @@ class Pane:
         return self.terminal.foreground_group()
 
     def send_signal(self, signum: signal.Signals) -> None:
+        if self.state is PaneState.HELD:
+            raise PreconditionFailed(f"pane {self.id} is waiting to start; nothing to signal")
         if self.state is PaneState.EXITED:
             raise PreconditionFailed(
                 f"pane {self.id} has exited (status {self.exit_status}); cannot signal it"
@@ -295,6 +325,21 @@ class Pane:
     def checkpoint_changed(self, generation: int | None) -> None:
         self.checkpoint_generation = generation
         self._observer.pane_changed(self, ("Checkpoint",))  # not a D-Bus property
+
+    def take_over(self, started: "Pane") -> None:
+        """A held pane becomes the pane of a program just started for it (`started`, made
+        for this and never published): its process, terminal and launch, this pane's
+        identity, view and clients. Reading starts with `start`."""
+        assert self.state is PaneState.HELD
+        self.launch, self.pid, self.process = started.launch, started.pid, started.process
+        self.terminal, self.shell = started.terminal, started.shell
+        self.shell_dir = started.shell_dir
+        self.spawn_record, self.endpoint = started.spawn_record, started.endpoint
+        if self.endpoint is not None:
+            self.endpoint.bind(self)
+        self.terminal.read_promptly(self.view.has_sinks)  # as its clients need
+        self._start_ticks = None
+        self.state, self.exit_status = PaneState.RUNNING, 0
 
     # -- end of life --------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 from mux.terminal.modes import ModeTracker
 from mux.terminal.queries import answer, find_queries
+from mux.terminal.saved_contents import wrap_words
 from mux.terminal.screen import Screen
 from mux.terminal.scrollback import Scrollback
 
@@ -23,9 +24,12 @@ EMULATION_BATCH_BYTES = 64 * 1024
 OutputSink = Callable[[bytes], None]
 
 
-def notice_line(text: str) -> bytes:
-    """A line from mux itself (dim), as it goes on a pane's screen and into its history."""
-    return b"\x1b[2m" + text.encode() + b"\x1b[0m\r\n"
+def notice_line(text: str, cols: int | None = None) -> bytes:
+    """A line from mux itself (dim), as it goes on a pane's screen and into its history;
+    wrapped at word boundaries to `cols` (None: left to the terminal), as a terminal
+    would cut words anywhere in a narrow pane."""
+    rows = text.split("\r\n") if cols is None else wrap_words(text, cols)
+    return b"\x1b[2m" + "\r\n".join(rows).encode() + b"\x1b[0m\r\n"
 
 
 class PaneView:

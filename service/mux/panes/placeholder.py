@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from mux.config import Settings
 from mux.panes.cwd import CwdObservation
+from mux.panes.held import PendingStart
 from mux.panes.launch import Launch
 from mux.panes.pane import Pane, PaneObserver, PaneState
 from mux.panes.pane_view import PaneView
@@ -34,11 +35,13 @@ class NotStarted:
     cwd: CwdObservation
     rows: int
     cols: int
-    reason: str
+    reason: str  # why it did not start ("" for a pane held until started)
+    contents: bytes = b""  # its old contents (mux.terminal.saved_contents), shown first
 
 
 def placeholder_pane(
     held: NotStarted,
+    pending: PendingStart | None = None,
     *,
     pane_id: int,
     window: int,
@@ -46,7 +49,8 @@ def placeholder_pane(
     shared_reader: SharedReader,
     observer: PaneObserver,
 ) -> Pane:
-    """The place holder, with its explanation on its screen; not started."""
+    """The place holder, with its old contents and its explanation on its screen; not
+    started. With `pending`, a pane held until started (mux.panes.held)."""
     pane = Pane(
         pane_id=pane_id,
         window=window,
@@ -63,6 +67,12 @@ def placeholder_pane(
         shell=ShellTracker(title=held.title, title_explicit=held.title_explicit, cwd=held.cwd),
         observer=observer,
     )
+    if held.contents:
+        pane.show_saved_contents(held.contents)
+    if pending is not None:
+        pane.state = PaneState.HELD
+        pane.show_notice(pending.waiting)
+        return pane
     pane.state = PaneState.EXITED
     pane.exit_status = EXIT_STATUS_NOT_STARTED
     pane.show_notice(

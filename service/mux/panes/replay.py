@@ -11,7 +11,10 @@ and earlier registrations are dropped, so a later manual launch gets
 `restore: null`.
 
 Only checkpointed commands are replayed, plus those whose program is in the
-`replay_commands` allowlist (as tmux-resurrect does) — never anything else.
+`replay_commands` allowlist (as tmux-resurrect does) — never anything else. The
+snapshot records the command whatever its program, and the restore decides with
+the allowlist of the settings then: a program added to it before a stop is
+replayed at the next start.
 """
 
 import os
@@ -70,11 +73,12 @@ class CommandReplay:
         return None
 
 
-def replayable(command: str | None, checkpointed: bool, allowlist: Iterable[str]) -> bool:
-    """Whether a shell's running command may be typed again at restore."""
+def replayable(command: str | None, checkpointed: bool, allowlist: Iterable[str] | None) -> bool:
+    """Whether a shell's running command may be typed again at restore (`allowlist` None:
+    whatever its program, when a snapshot records it for the restore to decide)."""
     if not command or "\n" in command or "\r" in command:
         return False
-    if checkpointed:
+    if checkpointed or allowlist is None:
         return True
     try:
         words = shlex.split(command)

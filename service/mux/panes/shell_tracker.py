@@ -136,7 +136,11 @@ class ShellTracker:
         return None
 
     def snapshot_replay(
-        self, allowlist: Sequence[str], *, shell_launch: bool, checkpoint_generation: int | None
+        self,
+        allowlist: Sequence[str] | None,
+        *,
+        shell_launch: bool,
+        checkpoint_generation: int | None,
     ) -> tuple[str, int | None] | None:
         """(command line, checkpoint generation) to replay at restore, if any."""
         replay = self.replay

@@ -23,13 +23,12 @@ from mux.panes.cells_budget import CellsBudget
 from mux.panes.closing import ClosingPanes
 from mux.panes.cwd_sampler import CwdSampler
 from mux.panes.exits import ExitWatcher
-from mux.panes.handover import TableRecord
+from mux.panes.held import HeldPanes, PendingStart
 from mux.panes.ids import IdSpace
 from mux.panes.launch_endpoint import EndpointFactory
 from mux.panes.launcher import Launcher, PreparedLaunch, abandon, launched_pane
 from mux.panes.ledger import KillRequest, check_kill
 from mux.panes.pane import Pane
-from mux.panes.pane_handover import pane_record
 from mux.panes.placeholder import NotStarted, placeholder_pane
 from mux.panes.process import StartedProcess
 from mux.panes.screen_sweeper import ScreenSweeper
@@ -38,7 +37,6 @@ from mux.protocol.errors import InvalidArgument, NoSuchPane
 from mux.protocol.layout import Direction
 from mux.protocol.notices import Notice
 from mux.protocol.spawn_options import SpawnRequest
-from mux.system.sessions import sessions_members
 from mux.system.shared_reader import SharedReader
 
 log = logging.getLogger(__name__)
@@ -84,8 +82,9 @@ class PaneTable:
         self.shared_reader = SharedReader(loop) if shared_reader is None else shared_reader
         self._panes: dict[int, Pane] = {}
         self.cells = CellsBudget(settings.emulator_cells_budget)
+        self.held = HeldPanes(self, loop)  # panes restored without their programs, for now
         self._use_count = 0
-        self._closing = ClosingPanes(loop, settings.kill_grace_seconds)
+        self.closing = ClosingPanes(loop, settings.kill_grace_seconds)
         self.windows = Windows(self._size_of)
         self.exits = ExitWatcher(loop, self.shared_reader)
         self._observers: list[TableObserver] = []
@@ -94,7 +93,7 @@ class PaneTable:
         self._sweeper = ScreenSweeper(
             loop, settings.screen_idle_seconds, lambda: list(self._panes.values()), clock
         )
-        self._cwd_sampler = CwdSampler(
+        self.cwd_sampler = CwdSampler(
             loop, settings.cwd_sample_seconds, lambda: list(self._panes.values())
         )
         # The names a shell's OSC 7 may give this machine.
@@ -102,7 +101,7 @@ class PaneTable:
 
     def start(self) -> None:
         """Start the timers: once, after construction (and `resume_into`)."""
-        self._cwd_sampler.start()
+        self.cwd_sampler.start()
         self._sweeper.start()
 
     # -- observers ------------------------------------------------------------
@@ -125,6 +124,9 @@ class PaneTable:
 
     def pane_resizing(self, pane: Pane, rows: int, cols: int) -> None:
         self.cells.check_resize(pane, rows, cols)
+
+    def pane_held_wanted(self, pane: Pane, data: bytes | None) -> None:
+        self.held.wanted(pane, data)
 
     def pane_changed(self, pane: Pane, properties: Sequence[str]) -> None:
         if "Rows" in properties or "Cols" in properties:
@@ -210,20 +212,26 @@ class PaneTable:
         placement: Placement | None = None,
         *,
         budgeted: bool = True,
+        kept: tuple[int, int] | None = None,
+        into: Pane | None = None,
     ) -> Pane:
         """Start a pane; `notice` is shown on its screen before anything the program prints.
         `spawner`: the bus connection that called Spawn (None: not from Spawn); `offer`:
         the reference the launch's application gets back (a restore); `placement`: where
         in its window (None: beside the focused pane, mux.panes.windows); `budgeted`:
-        False for a pane coming back in a restore, never refused by the cells budget."""
-        self._check_room(request.window, placement)
+        False for a pane coming back in a restore, never refused by the cells budget;
+        `kept`: its own (pane id, window id) from the snapshot (the window is made if
+        there is none); `into`: a held pane whose program this is (mux.panes.held)."""
+        if kept is None and into is None:
+            self._check_room(request.window, placement)
         if budgeted:
             self.cells.check_new(*self._launcher.size_of(request))
-        pane_id = self.ids.next_pane_id  # the env names the pane before it exists
+        # The env names the pane before it exists.
+        pane_id = into.id if into else kept[0] if kept else self.ids.next_pane_id
         prepared = self._launcher.prepare(request, pane_id=pane_id, offer=offer)
         started = prepared.start()
         try:
-            pane = self._adopt(started, prepared, spawner)
+            pane = self._adopt(started, prepared, spawner, kept, into)
         except BaseException:
             prepared.undo()
             abandon(started)
@@ -232,29 +240,38 @@ class PaneTable:
         if notice:
             pane.show_notice(notice)
         self.mark_used(pane)
-        log.info(
-            "pane %d: started %s (pid %d) in window %d",
-            pane.id,
-            pane.argv[0],
-            pane.pid,
-            pane.window,
-        )
-        self._publish(pane, placement)
+        log.info("pane %d: started %s (pid %d) in window %d", *pane.described)
+        if into is not None:
+            into.start()
+            self.pane_changed(into, ("Pid", "State", "ExitStatus", "Argv", "Title", "Cwd"))
+        else:
+            self._publish(pane, placement)
         return pane
 
-    def hold_place(self, held: NotStarted, window: int) -> Pane:
+    def hold_place(
+        self,
+        held: NotStarted,
+        window: int,
+        kept: tuple[int, int] | None = None,
+        pending: PendingStart | None = None,
+    ) -> Pane:
         """A pane with no process in `window` (0: a new one), for a saved pane that could
-        not be started again (mux.panes.placeholder)."""
-        self._check_room(window)
+        not be started again (mux.panes.placeholder), or, with `pending`, one that waits
+        to be started (mux.panes.held); `kept` as for `spawn`."""
+        if kept is None:
+            self._check_room(window)
         pane = placeholder_pane(
             held,
-            pane_id=self.ids.new_pane_id(),
-            window=window or self.ids.new_window_id(),
+            pending,
+            pane_id=kept[0] if kept else self.ids.new_pane_id(),
+            window=kept[1] if kept else window or self.ids.new_window_id(),
             settings=self.settings,
             shared_reader=self.shared_reader,
             observer=self,
         )
         log.info("pane %d holds the place of %s in window %d", pane.id, pane.argv[0], pane.window)
+        if pending is not None:
+            self.held.add(pane, pending)
         self._publish(pane)
         return pane
 
@@ -277,26 +294,35 @@ class PaneTable:
         self.windows.place(pane.id, pane.window, placement)
 
     def _adopt(
-        self, started: StartedProcess, prepared: PreparedLaunch, spawner: str | None
+        self,
+        started: StartedProcess,
+        prepared: PreparedLaunch,
+        spawner: str | None,
+        kept: tuple[int, int] | None,
+        into: Pane | None,
     ) -> Pane:
-        """The Pane for a started process, watched for its exit; not yet published."""
+        """The Pane for a started process, watched for its exit; not yet published
+        (`into`: the held pane that takes it over; `kept` as for `spawn`)."""
+        pane_id, window = (into.id, into.window) if into else kept or (0, 0)
         pane = launched_pane(
             prepared,
             started,
-            pane_id=self.ids.new_pane_id(),
-            window=prepared.request.window or self.ids.new_window_id(),
+            pane_id=pane_id or self.ids.new_pane_id(),
+            window=window or prepared.request.window or self.ids.new_window_id(),
             settings=self.settings,
             shared_reader=self.shared_reader,
             observer=self,
             local_hosts=self.local_hosts,
             spawner=spawner,
         )
+        if into is not None:
+            into.take_over(pane)
+            pane = into
         self.exits.watch(started.process, pane.process_exited)
         return pane
 
     def _size_of(self, pane_id: int) -> tuple[int, int]:
-        pane = self._panes[pane_id]
-        return pane.rows, pane.cols
+        return self._panes[pane_id].rows, self._panes[pane_id].cols
 
     def split(
         self, pane_id: int, direction: Direction, share: float, request: SpawnRequest, **how: Any
@@ -316,44 +342,23 @@ class PaneTable:
         pane = self.get(pane_id)
         del self._panes[pane_id]
         self.cells.forget(pane_id)
+        self.held.forget(pane_id)
         pane.hang_up()
         if pane.has_process:
-            self._closing.add(pane, graced=graced)
+            self.closing.add(pane, graced=graced)
         for observer in self._observers:
             observer.pane_removed(pane)
         self.windows.remove(pane_id)  # (after the pane: its window's news comes last)
-
-    async def sample_cwds(self) -> None:
-        """A process capture of every running pane's working directory, now."""
-        await self._cwd_sampler.sample()
 
     def close_all(self) -> None:
         """At stop: every pane hung up; the stop waits out the grace itself and then
         ends what is left (`end_closing_sessions`), all at once."""
         self._sweeper.stop()
-        self._cwd_sampler.stop()
+        self.cwd_sampler.stop()
         for pane in list(self._panes.values()):
             self.close(pane.id, graced=False)
 
-    # -- graceful upgrade -----------------------------------------------------
-
-    def handover_record(self, history_bytes: int | None = None) -> TableRecord:
-        """The table for the next muxd. The caller ends the sessions of closed panes
-        first (an upgrade cuts their grace short); their programs still need reaping.
-        `history_bytes`: how much of each pane's history to keep (None: all)."""
-        return TableRecord(
-            token=self.ids.token.hex(),
-            next_pane=self.ids.next_pane_id,
-            next_window=self.ids.next_window_id,
-            panes=[pane_record(pane, history_bytes) for pane in self._panes.values()],
-            reap=self._closing.unreaped(),
-            windows=self.windows.records(),
-        )
-
-    def handover_fds(self) -> list[int]:
-        """The fds the next muxd inherits: every open terminal and resurrection endpoint."""
-        fds = [pane.master_fd for pane in self._panes.values() if pane.master_fd is not None]
-        return fds + [p.endpoint.fileno() for p in self._panes.values() if p.endpoint is not None]
+    # -- graceful upgrade (the record: table_resume.py) -----------------------
 
     def adopt_resumed(self, pane: Pane) -> None:
         """A pane the previous muxd handed over (see table_resume.py): in place, its exit
@@ -386,14 +391,8 @@ class PaneTable:
 
     def end_closing_sessions(self) -> None:
         """At stop: end the sessions of closed panes without waiting out their grace."""
-        self._closing.end_all()
+        self.closing.end_all()
 
     def lingering_processes(self) -> int:
-        """Processes of panes (open or closing) that have not ended yet: while programs
-        are still to be reaped, just those (a stop polls this: the process table is read
-        once they are all gone, for what is left of their sessions)."""
-        panes = [*self._panes.values(), *self._closing]
-        if unreaped := sum(pane.process.returncode is None for pane in panes):
-            return unreaped
-        sessions = sessions_members([pane.pid for pane in panes if pane.has_process])
-        return sum(len(members) for members in sessions.values())
+        """Processes of panes, open or closing, that have not ended yet (closing.py)."""
+        return self.closing.lingering_processes(self._panes.values())

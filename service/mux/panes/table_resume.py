@@ -13,7 +13,7 @@ import logging
 
 from mux.panes.handover import TableRecord
 from mux.panes.ids import IdSpace
-from mux.panes.pane_handover import forget, resumed_pane
+from mux.panes.pane_handover import forget, pane_record, resumed_pane
 from mux.panes.process import ChildProcess
 from mux.panes.table import PaneTable
 
@@ -52,3 +52,23 @@ def resume_into(table: PaneTable, record: TableRecord, *, after_crash: bool = Fa
 
 def _log_reaped(pid: int, status: int) -> None:
     log.info("a closed pane's program (pid %d) ended (%d)", pid, status)
+
+
+def handover_record(table: PaneTable, history_bytes: int | None = None) -> TableRecord:
+    """The table for the next muxd. The caller ends the sessions of closed panes first
+    (an upgrade cuts their grace short); their programs still need reaping.
+    `history_bytes`: how much of each pane's history to keep (None: all)."""
+    return TableRecord(
+        token=table.ids.token.hex(),
+        next_pane=table.ids.next_pane_id,
+        next_window=table.ids.next_window_id,
+        panes=[pane_record(pane, history_bytes) for pane in table],
+        reap=table.closing.unreaped(),
+        windows=table.windows.records(),
+    )
+
+
+def handover_fds(table: PaneTable) -> list[int]:
+    """The fds the next muxd inherits: every open terminal and resurrection endpoint."""
+    fds = [pane.master_fd for pane in table if pane.master_fd is not None]
+    return fds + [pane.endpoint.fileno() for pane in table if pane.endpoint is not None]

@@ -25,6 +25,8 @@ MANAGER_METHODS: Final[dict[str, MethodSignature]] = {
     "OpenAttach": MethodSignature("t", "h"),
     "Snapshot": MethodSignature("", "st"),
     "Upgrade": MethodSignature("", ""),
+    # Restore and history (docs/dbus-api.md#restore-and-history).
+    "Start": MethodSignature("t", ""),
     # Windows (docs/windows.md).
     "SplitPane": MethodSignature("tsda{sv}", "tayo"),
     "ListWindows": MethodSignature("", "aa{sv}"),

@@ -48,11 +48,11 @@ _ALL_FIELDS: dict[type[BaseModel], set[str]] = {
 }
 
 
-def pane_snapshot(pane: Pane, replay_allowlist: Sequence[str] = ()) -> PaneSnapshot:
+def pane_snapshot(pane: Pane, replay_allowlist: Sequence[str] | None = ()) -> PaneSnapshot:
     return _pane_snapshot(pane, _replay_of(pane, replay_allowlist))
 
 
-def _replay_of(pane: Pane, replay_allowlist: Sequence[str]) -> tuple[str | None, int | None]:
+def _replay_of(pane: Pane, replay_allowlist: Sequence[str] | None) -> tuple[str | None, int | None]:
     """(command to replay, checkpoint generation kept). A shell pane's checkpoint is
     only kept with the command to replay: without it, whoever started next at the
     prompt would be handed someone else's state."""
@@ -173,7 +173,7 @@ class SnapshotCache:
         self._panes: Remade[Pane, PaneSnapshot] = Remade(weak_keys=True)
         self._windows: Remade[int, WindowSnapshot] = Remade()
 
-    def pane(self, pane: Pane, replay_allowlist: Sequence[str]) -> PaneSnapshot:
+    def pane(self, pane: Pane, replay_allowlist: Sequence[str] | None) -> PaneSnapshot:
         replayed = _replay_of(pane, replay_allowlist)
         made_of = (
             pane.launch,
@@ -240,7 +240,7 @@ def capture_session(
     panes: Captured,
     generation: int,
     kept: Iterable[tuple[PaneSnapshot, int]] = (),
-    replay_allowlist: Sequence[str] = (),
+    replay_allowlist: Sequence[str] | None = (),
 ) -> Session:
     """The session in one go (see `capture_steps`)."""
     return all_at_once(capture_steps(panes, generation, kept, replay_allowlist))
@@ -250,7 +250,7 @@ def capture_steps(
     panes: Captured,
     generation: int,
     kept: Iterable[tuple[PaneSnapshot, int]] = (),
-    replay_allowlist: Sequence[str] = (),
+    replay_allowlist: Sequence[str] | None = (),
     *,
     step: int = CAPTURE_STEP_PANES,
     cache: SnapshotCache | None = None,
