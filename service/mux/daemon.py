@@ -25,7 +25,6 @@ import shutil
 import signal
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import IO
 
 from mux import __version__
@@ -34,7 +33,9 @@ from mux.lifecycle.attach_plane import AttachPlane
 from mux.lifecycle.control_plane import ControlPlane
 from mux.lifecycle.desktop_plane import DesktopPlane
 from mux.lifecycle.fd_store import FdStore
+from mux.lifecycle.history_restore import HistoryRestore
 from mux.lifecycle.host_objects import resumed_hub
+from mux.lifecycle.manager_service import MuxdService
 from mux.lifecycle.pane_scopes import PaneScopes
 from mux.lifecycle.readoption import (
     CRASH_HISTORY_BYTES,
@@ -61,7 +62,6 @@ from mux.lifecycle.upgrader import Upgrader
 from mux.panes.table import PaneTable
 from mux.panes.table_resume import resume_into
 from mux.protocol.exit_status import EX_CONFIG, EX_UNAVAILABLE
-from mux.protocol.restore_problems import UnrestoredPane
 from mux.resurrection.checkpoints import CheckpointStore
 from mux.resurrection.endpoints import Endpoints
 from mux.state.restore import RestoreProblem
@@ -77,23 +77,6 @@ from mux.system.record_slots import RecordSlots
 from mux.system.shared_reader import SharedReader
 
 log = logging.getLogger("mux")
-
-
-@dataclass(frozen=True)
-class MuxdService:
-    """The Manager's view of the lifecycle (mux.dbus.service.ManagerService)."""
-
-    keeper: SessionKeeper
-    upgrader: Upgrader
-
-    async def snapshot(self) -> tuple[str, int]:
-        return await self.keeper.snapshot()
-
-    async def upgrade(self) -> None:
-        await self.upgrader.upgrade()
-
-    def unrestored_panes(self) -> list[UnrestoredPane]:
-        return self.keeper.unrestored_panes()
 
 
 class Daemon:
@@ -200,7 +183,9 @@ class Daemon:
         )
         fd_store.start(list(table), attach.inherited, self._record_slots)
         table.add_observer(fd_store)
-        await control.connect(MuxdService(keeper, upgrader))
+        await control.connect(
+            MuxdService(keeper, upgrader, HistoryRestore(table, keeper, checkpoints, loop))
+        )
         await scopes.stop_strays()
         await scopes.place_missing(list(table))
         control.hub.start()

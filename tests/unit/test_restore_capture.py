@@ -100,11 +100,11 @@ def test_a_vanished_program_is_reported_and_a_vanished_directory_noted(tmp_path:
         assert (holder.is_running, holder.has_process) == (False, False)
         assert (holder.exit_status, holder.argv) == (EXIT_STATUS_NOT_STARTED, (str(program), "600"))
         assert holder.window == problem.window
-        assert "does not exist" in "".join(holder.screen_lines())
+        assert "does not exist" in " ".join(holder.screen_lines())  # (wrapped at words)
         (pane,) = [pane for pane in table if pane.is_running]
-        assert pane.argv == ("sleep", "604") and pane.id != moved
+        assert pane.argv == ("sleep", "604") and pane.id == moved  # its own id
         assert pane.cwd == str(tmp_path), "a directory that is gone falls back to home"
-        await until(lambda: "no longer exists" in "".join(pane.screen_lines()), "the note")
+        await until(lambda: "no longer exists" in " ".join(pane.screen_lines()), "the note")
         # Kept for repair: the next capture still holds the pane that failed.
         again = capture_session(table, 2, [(problem.pane, problem.window)])
         assert [str(program), "600"] in [p.argv for p in again.panes]

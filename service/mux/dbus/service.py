@@ -6,6 +6,9 @@ problems); the D-Bus layer below it only sees this interface.
 
 from typing import Protocol
 
+from dbus_fast import Variant
+
+from mux.protocol.restore_options import RestoreOptions
 from mux.protocol.restore_problems import UnrestoredPane
 
 
@@ -20,4 +23,14 @@ class ManagerService(Protocol):
 
     def unrestored_panes(self) -> list[UnrestoredPane]:
         """The last session's panes not started again (id 0: the whole session)."""
+        ...
+
+    async def snapshots(self) -> list[dict[str, Variant]]:
+        """The history of snapshots, newest first (ListSnapshots' entries)."""
+        ...
+
+    async def restore_snapshot(
+        self, generation: int, options: RestoreOptions
+    ) -> list[dict[str, Variant]]:
+        """Start panes of a snapshot of the history beside what runs (RestoreSnapshot)."""
         ...

@@ -1,12 +1,14 @@
 """The session on disk: what the last muxd left, restoring it, and keeping it current.
 
-At a cold start the keeper reads `session.json` (removing unfinished writes of
-a muxd that died, quarantining what it must refuse), then either restores the
-panes or, with `restore = false`, keeps the session aside as
-`session.previous.json`. From then on it owns the autosaver: every change to
-the pane table marks the session dirty, `Snapshot` saves at once, an upgrade
-holds saving across the exec, and the stop takes the final snapshot. What
-could not be restored is kept and reported (docs/dbus-api.md#snapshots-and-upgrades).
+At a cold start the keeper reads `session.json` (removing unfinished writes of a muxd
+that died, quarantining what it must refuse), then either restores the panes or, with
+`restore = "never"`, keeps the session aside as `session.previous.json` and in the
+history. Every snapshot written that would restore something else than the last one
+archived is kept in the history of snapshots (mux.state.history), on the writer's
+thread. From then on it owns the autosaver: every change to the pane table marks the
+session dirty, `Snapshot` saves at once, an upgrade holds saving across the exec, and
+the stop takes the final snapshot. What could not be restored is kept and reported
+(docs/dbus-api.md#snapshots-and-upgrades).
 """
 
 import asyncio
@@ -21,6 +23,7 @@ from mux.protocol.restore_problems import UnrestoredPane
 from mux.resurrection.checkpoints import CheckpointStore
 from mux.state.autosaver import Autosaver, Stopped
 from mux.state.capture import CaptureSteps, SnapshotCache, capture_steps
+from mux.state.history import HistoryWriteError, SnapshotHistory
 from mux.state.restore import RestoreChoices, RestoreProblem, restore_session
 from mux.state.schema import PaneSnapshot, Session
 from mux.state.session_file import SnapshotRefused, read_session, session_bytes
@@ -60,6 +63,8 @@ class SessionKeeper:
         self._autosaver: Autosaver | None = None
         self._snapshot_models = SnapshotCache()  # each capture reuses what did not change
         self._problems: list[RestoreProblem] = []
+        home = os.environ.get("HOME") or os.path.expanduser("~")
+        self.history = SnapshotHistory(paths.history, settings, home=home)
         self.session_problem = ""  # the last session was refused or unreadable
         self._generation_floor = 0
         self._saving_disabled = False
@@ -78,6 +83,10 @@ class SessionKeeper:
     @property
     def problems(self) -> list[RestoreProblem]:
         return list(self._problems)
+
+    def add_problems(self, problems: list[RestoreProblem]) -> None:
+        """Panes of a restore from the history that could not start: kept, like these."""
+        self._problems = [*self._problems, *problems]
 
     @property
     def saving_disabled(self) -> bool:
@@ -122,7 +131,12 @@ class SessionKeeper:
         home = os.environ.get("HOME") or os.path.expanduser("~")
         wanted = set(only) if only is not None else None
         problems = restore_session(
-            self._table, saved, home, self._checkpoints, only=wanted, choices=self._choices()
+            self._table,
+            saved,
+            home,
+            self._checkpoints,
+            only=wanted,
+            choices=restore_choices(self._settings),
         )
         self._problems = [*self._problems, *problems] if only is not None else problems
         log.info(
@@ -137,11 +151,22 @@ class SessionKeeper:
         either: it stays as session.previous.json before anything replaces it."""
         previous = self._paths.session_file.with_name("session.previous.json")
         try:
-            durable_write(previous, session_bytes(saved))
+            data = session_bytes(saved)
+            durable_write(previous, data)
         except DurableWriteError as e:
             log.error("the unrestored session could not be kept: %s", e)
             return
         log.info("restore is off; the last session is kept as %s", previous)
+        self.archive(saved, data)
+
+    def archive(self, session: Session, data: bytes) -> None:
+        """Keep a snapshot written (`data`) in the history, unless it would restore what
+        the last one kept would; blocking (the autosaver's writer thread, or the start)."""
+        try:
+            if self.history.archive(session, data, {}):
+                log.info("snapshot %d is kept in the history", session.generation)
+        except (HistoryWriteError, OSError) as e:  # the snapshot itself is safe
+            log.error("%s", e)
 
     def start_saving(self, loop: asyncio.AbstractEventLoop, saved: Session | None) -> None:
         """Generations go on from the last snapshot (or a refused one's number)."""
@@ -149,6 +174,8 @@ class SessionKeeper:
             generation = self._resumed_generation
         else:
             generation = saved.generation if saved is not None else self._generation_floor
+            # Generations only grow, even past a session.json removed by hand.
+            generation = max(generation, self._newest_archived())
         self._autosaver = Autosaver(
             loop,
             self._paths.session_file,
@@ -157,10 +184,18 @@ class SessionKeeper:
             saved=self._saved,
             failed=self._failed,
             refresh=self._sample_cwds,
+            written=self.archive,
         )
         self._carried_over = self._resumed_generation is not None or (
             saved is not None and self._settings.restore is not RestoreMode.NEVER
         )
+
+    def _newest_archived(self) -> int:
+        try:
+            return self.history.newest_generation() or 0
+        except OSError as e:
+            log.error("the history of snapshots cannot be read: %s", e.strerror)
+            return 0
 
     def save_carried_over_session(self) -> None:
         """Once serving: a resumed or restored session is saved by this muxd."""
@@ -170,26 +205,8 @@ class SessionKeeper:
     async def _sample_cwds(self) -> None:
         await self._table.cwd_sampler.sample()  # where each program is now, not up to 10 s ago
 
-    def _choices(self) -> RestoreChoices:
-        """How a start brings the saved panes back: by the settings of now."""
-        settings = self._settings
-        return RestoreChoices(
-            mode=settings.restore,
-            ask_programs=frozenset(settings.restore_ask_programs),
-            replay_programs=tuple(settings.replay_commands),
-        )
-
-    def _kept(self) -> list[tuple[PaneSnapshot, int]]:
-        """Panes saved as they were: not restored, or held until started."""
-        kept = [(problem.pane, problem.window) for problem in self._problems]
-        for pane in self._table:
-            pending = self._table.held.pending(pane.id)
-            if pending is not None and isinstance(pending.saved, PaneSnapshot):
-                kept.append((pending.saved.model_copy(update={"id": pane.id}), pane.window))
-        return kept
-
     def _capture(self, generation: int) -> CaptureSteps:
-        kept = self._kept()
+        kept = kept_panes(self._problems, self._table)
         return capture_steps(
             self._table,
             generation,
@@ -270,3 +287,22 @@ class SessionKeeper:
         await self._table.quiesce_checkpoints()
         if self._autosaver is not None:
             await self._autosaver.final(participants=[self._table])
+
+
+def restore_choices(settings: Settings) -> RestoreChoices:
+    """How a start brings the saved panes back: by the settings of now."""
+    return RestoreChoices(
+        mode=settings.restore,
+        ask_programs=frozenset(settings.restore_ask_programs),
+        replay_programs=tuple(settings.replay_commands),
+    )
+
+
+def kept_panes(problems: list[RestoreProblem], table: PaneTable) -> list[tuple[PaneSnapshot, int]]:
+    """Panes saved as they were: not restored, or held until started."""
+    kept = [(problem.pane, problem.window) for problem in problems]
+    for pane in table:
+        pending = table.held.pending(pane.id)
+        if pending is not None and isinstance(pending.saved, PaneSnapshot):
+            kept.append((pending.saved.model_copy(update={"id": pane.id}), pane.window))
+    return kept

@@ -27,6 +27,8 @@ MANAGER_METHODS: Final[dict[str, MethodSignature]] = {
     "Upgrade": MethodSignature("", ""),
     # Restore and history (docs/dbus-api.md#restore-and-history).
     "Start": MethodSignature("t", ""),
+    "ListSnapshots": MethodSignature("", "aa{sv}"),
+    "RestoreSnapshot": MethodSignature("ta{sv}", "aa{sv}"),
     # Windows (docs/windows.md).
     "SplitPane": MethodSignature("tsda{sv}", "tayo"),
     "ListWindows": MethodSignature("", "aa{sv}"),

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Protocol
 
 from mux.state.capture import CaptureSteps
+from mux.state.schema import Session
 from mux.state.session_file import session_bytes
 from mux.system.durable import DurableWriteError, durable_write
 from mux.system.memory import release_free_memory
@@ -80,8 +81,11 @@ class Autosaver:
         failed: Callable[[str], None],
         debounce: float = DEBOUNCE_SECONDS,
         refresh: Callable[[], Awaitable[None]] | None = None,
+        written: Callable[[Session, bytes], None] | None = None,
     ) -> None:
-        """`refresh`: brings what `capture` reads up to date before each capture."""
+        """`refresh`: brings what `capture` reads up to date before each capture;
+        `written(session, data)`: after each durable write, on the writer's thread (the
+        history of snapshots keeps it there, mux.state.history)."""
         if not path.is_absolute():
             raise ValueError(f"the snapshot path must be absolute: {path}")
         self.path = path
@@ -90,6 +94,7 @@ class Autosaver:
         self._loop = loop
         self._capture = capture
         self._refresh = refresh
+        self._written = written
         self._saved = saved
         self._failed = failed
         self._debounce = debounce
@@ -161,9 +166,17 @@ class Autosaver:
                 session = await in_turns(steps)
                 await asyncio.sleep(0)  # and once more before the JSON (3-8 ms for 500)
             data = session_bytes(session)
-            del session  # its models (some KiB a pane) are not needed across the write
+            written = self._written
+            if written is None:
+                del session  # its models (some KiB a pane) are not needed across the write
+
+            def write() -> None:
+                durable_write(self.path, data)
+                if written is not None:
+                    written(session, data)
+
             try:
-                await off_the_loop(self._loop, lambda: durable_write(self.path, data))
+                await off_the_loop(self._loop, write)
             except DurableWriteError as e:
                 if e.replaced:  # the new content is there: its number is used up
                     self.generation = generation

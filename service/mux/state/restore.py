@@ -143,7 +143,8 @@ def restore_session(
         order = [pane for pane in panes_of(layout) if only is None or pane in only]
         if not order:
             continue
-        live_window = _window_of_readopted(table, layout, set(order))
+        # After a crash, into the window of its re-adopted panes; from the history, never.
+        live_window = _window_of_readopted(table, layout, set(order)) if choices.keep_ids else 0
         if choices.keep_ids and not live_window:
             live_window = window.id if window.id not in table.windows else 0
         placed: dict[int, int] = {}  # saved pane id -> the id it has now
@@ -160,7 +161,7 @@ def restore_session(
                 placed[pane_id], live_window = restored.pane.id, restored.window
             else:
                 placed[pane_id], live_window = restored.id, restored.window
-        _lay_out(table, window, layout, placed, live_window)
+        _lay_out(table, window, layout, placed, live_window, readopted=choices.keep_ids)
     return problems
 
 
@@ -367,12 +368,18 @@ def _tree(nodes: dict[int, LayoutNode], node_id: int) -> Node:
 
 
 def _lay_out(
-    table: PaneTable, window: WindowSnapshot, layout: Node, placed: dict[int, int], live: int
+    table: PaneTable,
+    window: WindowSnapshot,
+    layout: Node,
+    placed: dict[int, int],
+    live: int,
+    *,
+    readopted: bool,
 ) -> None:
     """The panes in the places their window had saved for them (`placed`: saved id ->
-    id now, restored or holding the place; after a crash the re-adopted panes of
-    window `live` keep their ids and places)."""
-    present = set(table.windows.get(live).panes)
+    id now, restored or holding the place; after a crash (`readopted`) the re-adopted
+    panes of window `live` keep their ids and places)."""
+    present = set(table.windows.get(live).panes) if readopted else set()
     for pane in panes_of(layout):
         if pane not in placed and pane not in present:
             pruned = without_pane(layout, pane)

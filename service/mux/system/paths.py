@@ -69,6 +69,10 @@ class Paths:
         return self.state / "quarantine"
 
     @property
+    def history(self) -> Path:
+        return self.state / "history"
+
+    @property
     def hosts_file(self) -> Path:
         """The hosts added with AddHost (docs/federation.md#hosts)."""
         return self.state / "hosts.json"
