@@ -62,16 +62,41 @@ def wait_for(
         delay = min(delay * 2, 0.05)
 
 
+# A session bus that activates none of the machine's services: a test bus must never
+# start the machine's gnome-keyring (with pytest's HOME) when muxd looks for its key.
+TEST_BUS_CONFIG = """<busconfig>
+  <type>session</type>
+  <keep_umask/>
+  <listen>unix:tmpdir=/tmp</listen>
+  <auth>EXTERNAL</auth>{servicedirs}
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+"""
+
+
+def bus_config(servicedirs: Sequence[Path] = ()) -> str:
+    """TEST_BUS_CONFIG, activating only what `servicedirs` hold."""
+    dirs = "".join(f"\n  <servicedir>{directory}</servicedir>" for directory in servicedirs)
+    return TEST_BUS_CONFIG.format(servicedirs=dirs)
+
+
 class DBusDaemon:
-    """A private session-type dbus-daemon listening on a socket in a temp dir."""
+    """A private session-type dbus-daemon listening on a socket in a temp dir, that can
+    activate no service of the machine's (TEST_BUS_CONFIG)."""
 
     def __init__(self, directory: Path) -> None:
         self.socket_path = directory / "test-bus"
         self.address = f"unix:path={self.socket_path}"
+        config = directory / "test-bus.conf"
+        config.write_text(bus_config())
         self.process = subprocess.Popen(
             [
                 "dbus-daemon",
-                "--session",
+                f"--config-file={config}",
                 "--nofork",
                 "--nopidfile",
                 f"--address={self.address}",

@@ -17,8 +17,6 @@ from jeepney.io.blocking import DBusConnection, open_dbus_connection
 from jeepney.low_level import HeaderFields
 
 from mux.protocol.dbus_methods import MANAGER_METHODS
-from mux.protocol.environment import without_service_variables
-from mux.protocol.exit_status import EX_ALREADY_RUNNING
 from mux.protocol.names import (
     BUS_NAME,
     ERROR_PREFIX,
@@ -28,13 +26,11 @@ from mux.protocol.names import (
 )
 from mux.system.busaddr import BusChoice, BusKind, choose_bus_for, socket_answers
 from mux.system.locks import holder_alive
-from mux.system.muxd_command import muxd_argv
 from mux.system.paths import (
     PRIVATE_BUS,
     Paths,
     RuntimeDirError,
     check_private_dir,
-    ensure_runtime_dir,
     resolve_paths,
     runtime_dir,
 )
@@ -42,16 +38,13 @@ from muxctl.errors import CtlError, NotRunning, RemoteError, SocketRefused
 from muxctl.wire import from_wire, to_wire
 
 if TYPE_CHECKING:
-    import subprocess
-    from pathlib import Path
+    from muxctl.starter import Starter
 
 START_TIMEOUT_SECONDS = 15.0
 # A muxd that runs but is not on its bus (it lost it and is reconnecting, or is still
 # starting) is waited for this long; no second muxd is started beside it.
 RECONNECT_WAIT_SECONDS = 10.0
 RECONNECTING = "mux is reconnecting to its bus; try again in a moment"
-MAX_STARTS = 5
-LOG_ROTATE_BYTES = 1 << 20
 POLL_SECONDS = 0.02
 
 # Replies that mean "nobody owns the name and the bus could not activate it".
@@ -69,6 +62,10 @@ class MuxClient:
         self.choice = choice
         # Where Manager calls go: the root object, or a host's (muxctl --host).
         self.manager_path = ROOT_PATH
+        # False: every call carries NO_AUTO_START, so that a verb that must not start
+        # mux (a read-only one, --no-start) cannot have the bus activate it if mux stops
+        # between connect's check and the call (docs/muxctl.md#starting-the-service).
+        self.auto_start = True
 
     def call(
         self,
@@ -101,14 +98,15 @@ class MuxClient:
     ) -> Message:
         """The reply to one call, as jeepney reads it; RemoteError for an error reply."""
         path = path if path is not None else self.manager_path
-        reply = self.connection.send_and_get_reply(
-            new_method_call(
-                DBusAddress(path, destination, interface),
-                member,
-                signature or None,
-                to_wire(signature, body),
-            )
+        message = new_method_call(
+            DBusAddress(path, destination, interface),
+            member,
+            signature or None,
+            to_wire(signature, body),
         )
+        if not self.auto_start:
+            message.header.flags |= MessageFlag.no_auto_start
+        reply = self.connection.send_and_get_reply(message)
         if reply.header.message_type is MessageType.error:
             raise _remote_error(reply, path)
         return reply
@@ -206,6 +204,19 @@ def _ping(connection: DBusConnection, *, activate: bool) -> str | None:
     return None
 
 
+def _first_answer(connection: DBusConnection, autostart: bool) -> str | None:
+    """None when mux owns its name on the bus; else why not, as an error name."""
+    if autostart:
+        return _ping(connection, activate=False)
+    return None if name_has_owner(connection) else "org.freedesktop.DBus.Error.NameHasNoOwner"
+
+
+def _start_muxd(paths: Paths) -> "Starter":
+    from muxctl.starter import Starter  # (only when starting: it loads subprocess)
+
+    return Starter(paths)
+
+
 def _wait_for(condition: Callable[[], bool]) -> bool:
     """Whether `condition` came true within RECONNECT_WAIT_SECONDS."""
     deadline = time.monotonic() + RECONNECT_WAIT_SECONDS
@@ -215,86 +226,6 @@ def _wait_for(condition: Callable[[], bool]) -> bool:
         if time.monotonic() > deadline:
             return False
         time.sleep(POLL_SECONDS * 5)
-
-
-class Starter:
-    """A muxd this muxctl started, and where its log begins."""
-
-    def __init__(self, paths: Paths) -> None:
-        self.paths = paths
-        try:
-            ensure_runtime_dir(paths)
-        except RuntimeDirError as e:
-            raise CtlError(f"cannot start muxd: {e}") from None
-        except OSError as e:
-            raise CtlError(f"cannot create {paths.runtime}: {e.strerror}") from None
-        _rotate(paths.daemon_log)
-        log_fd = os.open(paths.daemon_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        try:
-            self.log_offset = os.fstat(log_fd).st_size
-            self.process = _spawn_daemon(log_fd)
-        finally:
-            os.close(log_fd)
-        self.starts = 1
-
-    def check_alive(self) -> None:
-        """Raise if our muxd died — unless another muxd holds the instance lock.
-
-        Several muxctl calls may start muxd at once; all but one muxd then exit
-        ("already running"), and their muxctl waits for the winner instead.
-        """
-        if self.process.poll() is None or holder_alive(self.paths):
-            return
-        if self.process.returncode == EX_ALREADY_RUNNING and self.starts < MAX_STARTS:
-            # The muxd that held the lock is gone without serving: start another.
-            log_fd = os.open(self.paths.daemon_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-            try:
-                self.process = _spawn_daemon(log_fd)
-            finally:
-                os.close(log_fd)
-            self.starts += 1
-            return
-        raise self._failure()
-
-    def _failure(self) -> CtlError:
-        lines: list[str] = []
-        try:
-            with open(self.paths.daemon_log, "rb") as log:
-                log.seek(self.log_offset)
-                text = log.read(8192).decode(errors="replace")
-            lines = [line.strip() for line in text.splitlines() if line.strip()]
-        except OSError:
-            pass
-        detail = (": " + "; ".join(lines[-5:])) if lines else ""
-        status = self.process.returncode
-        return CtlError(f"muxd exited with status {status} while starting{detail}")
-
-
-def _rotate(log: "Path") -> None:
-    """Keep the background muxd's log from growing without end: one old copy."""
-    try:
-        if log.stat().st_size > LOG_ROTATE_BYTES:
-            log.replace(log.with_name(log.name + ".1"))
-    except OSError:
-        pass
-
-
-def _spawn_daemon(log_fd: int) -> "subprocess.Popen[bytes]":
-    """muxd in the background, detached from this terminal, logging to the runtime dir."""
-    import subprocess  # only when muxctl starts muxd: it costs every call ~5 ms otherwise
-
-    return subprocess.Popen(
-        muxd_argv(),
-        # muxctl may run under a supervisor of its own (a terminal's systemd
-        # scope, say): its notify socket and journal stream are not muxd's.
-        env=without_service_variables(os.environ),
-        stdin=subprocess.DEVNULL,
-        stdout=log_fd,
-        stderr=log_fd,
-        cwd="/",
-        start_new_session=True,
-        close_fds=True,
-    )
 
 
 def _unless_not_running(client: MuxClient, error: str) -> None:
@@ -309,7 +240,9 @@ def connect(*, autostart: bool = True, environ: dict[str, str] | None = None) ->
 
     With autostart, a service that is not running is started: by the bus
     (D-Bus activation) where it can, else by starting muxd here. Without,
-    NotRunning is raised and nothing is started.
+    NotRunning is raised and nothing is started: the bus is asked whether the
+    name has an owner (NameHasOwner activates nothing), no private bus is
+    started, and the client's calls carry NO_AUTO_START (MuxClient.auto_start).
     """
     runtime = runtime_dir(environ)
     private_bus = os.path.join(runtime, PRIVATE_BUS)
@@ -336,7 +269,7 @@ def connect(*, autostart: bool = True, environ: dict[str, str] | None = None) ->
         # A listening attach socket with no muxd is mux.socket's: connecting (done by
         # asking) has systemd start mux.service, which starts the private bus.
         activated = socket_answers(paths().attach_socket) and not holder_alive(paths())
-        starter = None if activated else Starter(paths())
+        starter = None if activated else _start_muxd(paths())
         deadline = time.monotonic() + START_TIMEOUT_SECONDS
         while not socket_answers(private_bus):
             if starter is not None:
@@ -359,8 +292,10 @@ def connect(*, autostart: bool = True, environ: dict[str, str] | None = None) ->
             raise CtlError(f"{RECONNECTING} (the {choice.kind} bus does not answer)") from None
         raise
     client = MuxClient(connection, choice)
-    # The common case costs one round trip and activates nothing.
-    error = _ping(connection, activate=False)
+    client.auto_start = autostart
+    # The common case costs one round trip and activates nothing: without autostart the
+    # bus is asked whether the name has an owner (the bus answers that itself).
+    error = _first_answer(connection, autostart)
     if error is None:
         return client
     _unless_not_running(client, error)
@@ -382,7 +317,7 @@ def connect(*, autostart: bool = True, environ: dict[str, str] | None = None) ->
             raise NotRunning(
                 f"mux is not running (nothing owns {BUS_NAME} on the {choice.kind} bus)"
             )
-        starter = Starter(paths())
+        starter = _start_muxd(paths())
     deadline = time.monotonic() + START_TIMEOUT_SECONDS
     while not name_has_owner(connection):
         try:

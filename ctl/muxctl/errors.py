@@ -10,6 +10,10 @@ if TYPE_CHECKING:
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_PRECONDITION = 3
+# mux is not running and this command did not start it: a read-only verb (which never
+# does) or --no-start. Distinct from 1, so that a script can tell "nothing there" apart
+# from a failure (docs/muxctl.md#exit-statuses).
+EXIT_NOT_RUNNING = 4
 
 
 # A refused precondition exits 3; the service's InvalidArgument is a usage error
@@ -30,7 +34,10 @@ class CtlError(Exception):
 
 
 class NotRunning(CtlError):
-    """No service answers, and muxctl was told not to start one."""
+    """No service answers, and muxctl was told not to start one (EXIT_NOT_RUNNING)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, EXIT_NOT_RUNNING)
 
 
 class SocketRefused(CtlError):

@@ -16,7 +16,7 @@ import pytest
 
 from tests.desktop.conftest import recorder_script
 from tests.desktop.interface_xml import introspect_xml
-from tests.harness import Service, wait_for
+from tests.harness import Service, bus_config, wait_for
 
 GNOME = ("org.gnome.Shell.SearchProvider2", "/org/mux/Mux1/SearchProvider")
 KRUNNER = ("org.kde.krunner1", "/org/mux/Mux1/KRunner")
@@ -164,10 +164,12 @@ def test_a_search_starts_mux_through_d_bus_activation(tmp_path: Path) -> None:
         f"[D-BUS Service]\nName=org.mux.Mux1\nExec={shlex.join(muxd_argv())}\n"
     )
     address = f"unix:path={tmp_path / 'session-bus'}"
+    config = tmp_path / "session-bus.conf"  # only mux is activatable there
+    config.write_text(bus_config([services]))
     daemon = subprocess.Popen(
         [
             "dbus-daemon",
-            "--session",
+            f"--config-file={config}",
             "--nofork",
             "--nopidfile",
             f"--address={address}",

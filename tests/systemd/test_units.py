@@ -122,7 +122,7 @@ def _stopped(pid: int) -> bool:
 def test_killed_service_is_restarted(user_systemd: UserSystemd) -> None:
     sd = user_systemd
     installed(sd, "--now")
-    assert sd.muxctl("ls").returncode == 0  # activates it through the bus
+    assert sd.muxctl("where").returncode == 0  # activates it through the bus
     sd.wait_state("mux.service", "active")
     first = sd.main_pid()
     os.kill(first, signal.SIGKILL)
@@ -191,7 +191,7 @@ def test_reload_is_a_graceful_upgrade(user_systemd: UserSystemd) -> None:
         sd.show("mux.service", "NRestarts"),
         sd.main_pid(),
         main_pid,
-        sd.muxctl("ls").stdout,
+        sd.muxctl("where").stdout,
         sd.systemctl("status", "mux.service", check=False).stdout,
     )
     assert sd.show("mux.service", "NRestarts") == "0"
@@ -201,7 +201,7 @@ def test_reload_is_a_graceful_upgrade(user_systemd: UserSystemd) -> None:
 def test_doctor_reports_what_is_installed_and_running(user_systemd: UserSystemd) -> None:
     sd = user_systemd
     installed(sd, "--now", "--enable")
-    assert sd.muxctl("ls").returncode == 0
+    assert sd.muxctl("where").returncode == 0
     report = sd.muxctl("doctor", "--json")
     assert report.returncode == 0, report.stdout + report.stderr
     findings = {f["check"]: f for f in json.loads(report.stdout)}

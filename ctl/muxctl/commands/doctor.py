@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from muxctl.commands.command import LocalCommand
+from muxctl.commands.status import HELD
 from muxctl.output import print_json, unwrap
 
 
@@ -118,7 +119,9 @@ def _service() -> list[Finding]:
     try:
         client = connect(autostart=False)
     except NotRunning as e:
-        findings.append(Finding("service", "warn", str(e), "muxctl ls starts it"))
+        from muxctl.not_running import how_to_start
+
+        findings.append(Finding("service", "warn", str(e), how_to_start()))
         return findings
     except CtlError as e:
         findings.append(Finding("service", "fail", e.message, "see the message"))
@@ -127,11 +130,32 @@ def _service() -> list[Finding]:
         version = client.get_property("Version")
         (panes,) = client.call("ListPanes")
         (hosts,) = client.call("ListHosts")
+        (problems,) = client.call("ListRestoreProblems")
     finally:
         client.close()
     findings.append(Finding("service", "ok", f"mux {version}, {len(panes)} panes"))
+    findings += [_not_restored(unwrap(problem)) for problem in problems]
+    held = sorted(pane["id"] for pane in map(unwrap, panes) if pane["state"] == HELD)
+    if held:
+        ids = " ".join(map(str, held))
+        detail = f"{len(held)} restored panes wait to start: {ids}"
+        findings.append(Finding("held panes", "ok", detail, "muxctl start ID, or --all"))
     findings += [_host(unwrap(host)) for host in hosts]
     return findings
+
+
+def _not_restored(problem: dict[str, Any]) -> Finding:
+    """A pane of the last session that mux could not start again: named, and a problem
+    (its place holder counts as exited, which is not "ok")."""
+    import shlex
+
+    if problem["id"] == 0:  # the whole snapshot was refused (quarantined)
+        detail = f"the saved session was not restored: {problem['reason']}"
+        return Finding("restore", "fail", detail, "muxctl snapshots lists older snapshots")
+    pane_id, program = problem["id"], shlex.join(problem["argv"])
+    detail = f"{program} was not restored: {problem['reason']}"
+    fix = f"make it startable, then restart mux; or give it up: muxctl kill {pane_id}"
+    return Finding(f"pane {pane_id}", "warn", detail, fix)
 
 
 def _host(host: dict[str, Any]) -> Finding:
@@ -163,10 +187,12 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json([asdict(f) for f in findings])
     else:
-        for f in findings:
-            print(f"{f.status:4}  {f.check}: {f.detail}")
+        from mux.protocol.visible import visible
+
+        for f in findings:  # each on its line: a newline in a saved argv or reason too
+            print(f"{f.status:4}  {f.check}: {visible(f.detail)}")
             if f.fix:
-                print(f"      fix: {f.fix}")
+                print(f"      fix: {visible(f.fix)}")
     return 1 if any(f.status == "fail" for f in findings) else 0
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from mux.protocol.names import EXIT_STATUS_NOT_STARTED, EXIT_STATUS_UNKNOWN
 from muxctl.commands.command import ServiceCommand
 from muxctl.errors import EXIT_USAGE, CtlError
+from muxctl.not_running import report_not_running
 from muxctl.output import print_json, print_table, unwrap
 
 if TYPE_CHECKING:
@@ -15,8 +16,8 @@ if TYPE_CHECKING:
 
 
 def _state(pane: dict[str, Any]) -> str:
-    if pane["state"] == "running":
-        return "running"
+    if pane["state"] in ("running", "held"):  # held: restored, waiting for `muxctl start`
+        return str(pane["state"])
     status = pane["exit_status"]
     if status == EXIT_STATUS_NOT_STARTED:
         return "not-restored"  # a place holder: its screen says why
@@ -97,4 +98,11 @@ def run(args: argparse.Namespace, client: "MuxClient") -> int:
     return 0
 
 
-COMMAND = ServiceCommand(name="ls", help="list panes", add_arguments=add_arguments, run=run)
+COMMAND = ServiceCommand(
+    name="ls",
+    help="list panes (never starts mux)",
+    add_arguments=add_arguments,
+    run=run,
+    starts_service=False,  # a look must not start mux and re-run every saved program
+    report_not_running=report_not_running,
+)

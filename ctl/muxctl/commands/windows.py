@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from muxctl.commands.command import ServiceCommand
+from muxctl.not_running import report_not_running
 from muxctl.output import print_json, print_table, unwrap
 
 if TYPE_CHECKING:
@@ -51,6 +52,8 @@ def run(args: argparse.Namespace, client: "MuxClient") -> int:
 
 COMMAND = ServiceCommand(
     name="windows",
-    help="list the windows: their panes, focus and layout",
+    help="list the windows: their panes, focus and layout (never starts mux)",
     run=run,
+    starts_service=False,  # a look must not start mux and re-run every saved program
+    report_not_running=report_not_running,
 )
