@@ -30,6 +30,7 @@ from typing import IO
 from mux import __version__
 from mux.config import ConfigError, Settings, load_settings
 from mux.lifecycle.attach_plane import AttachPlane
+from mux.lifecycle.contents_keeper import ContentsKeeper
 from mux.lifecycle.control_plane import ControlPlane
 from mux.lifecycle.desktop_plane import DesktopPlane
 from mux.lifecycle.fd_store import FdStore
@@ -118,6 +119,8 @@ class Daemon:
             _remove_launch_directories(self.paths)
             checkpoints.remove_unfinished_writes()
         table = self._make_table(loop, resume, checkpoints)
+        bus = os.environ.get("DBUS_SESSION_BUS_ADDRESS")  # (its Secret Service, if any)
+        contents = ContentsKeeper(self.settings, self.paths, table, loop, bus)
         hung_up = drop_leftovers(self._inherited, self.supervisor)
         table.start()
         attach.serve(loop, table)
@@ -141,6 +144,7 @@ class Daemon:
             self.paths,
             table,
             checkpoints,
+            contents=contents,
             resumed_generation=resume.snapshot_generation if resume is not None else None,
             saved=desktop.snapshot_saved,
             failed=desktop.autosave_failed,
@@ -153,6 +157,7 @@ class Daemon:
             )
         # After a crash, the snapshot restores only what the fd store did not keep.
         saved = keeper.load() if resume is None or self._not_readopted else None
+        await contents.find_key()  # (waiting a moment at most: see contents_keeper)
         if saved is not None:
             await end_hung_up(saved, hung_up, self.settings.kill_grace_seconds)
             keeper.restore(saved, self.supervisor, only=self._not_readopted or None)
@@ -184,7 +189,12 @@ class Daemon:
         fd_store.start(list(table), attach.inherited, self._record_slots)
         table.add_observer(fd_store)
         await control.connect(
-            MuxdService(keeper, upgrader, HistoryRestore(table, keeper, checkpoints, loop))
+            MuxdService(
+                keeper,
+                upgrader,
+                HistoryRestore(table, keeper, checkpoints, loop, contents),
+                contents,
+            )
         )
         await scopes.stop_strays()
         await scopes.place_missing(list(table))

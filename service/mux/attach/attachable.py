@@ -28,6 +28,7 @@ class AttachablePane(Protocol):
     def is_live(self) -> bool:
         """Running, or held until started (its program starts when it is used)."""
         ...
+
     @property
     def exit_status(self) -> int: ...
     @property

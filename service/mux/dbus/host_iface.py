@@ -107,6 +107,12 @@ class HostManagerInterface(ServiceInterface):
 
     @manager_method
     @replies_with_dbus_errors
+    async def GetHistory(self, pane_id: int, lines: int) -> list[str]:
+        (text,) = await self._use("GetHistory", "tu", pane_id, lines)
+        return list(text)
+
+    @manager_method
+    @replies_with_dbus_errors
     async def ListPanes(self) -> list[dict[str, Variant]]:
         (panes,) = await self._relay("ListPanes", "")
         return list(panes)

@@ -6,6 +6,7 @@ D-Bus signatures are declared once, in `mux.protocol.dbus_methods`
 (docs/dbus-api.md#manager-methods); `manager_method` gives them to dbus-fast.
 """
 
+import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated
 
@@ -20,6 +21,7 @@ from mux.dbus.method_signatures import manager_method
 from mux.dbus.pane_iface import ListEntries
 from mux.dbus.restore_methods import RestoreMethods
 from mux.dbus.service import ManagerService
+from mux.panes.history_text import history_text
 from mux.panes.pane import Pane
 from mux.panes.table import PaneTable
 from mux.protocol.errors import NotSupported
@@ -32,6 +34,7 @@ from mux.protocol.names import (
 )
 from mux.protocol.signals import parse_signal
 from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS, check_size, parse_spawn_options
+from mux.system.worker_threads import off_the_loop
 
 if TYPE_CHECKING:
     from mux.attach.hub import AttachHub
@@ -156,6 +159,13 @@ class ManagerInterface(RestoreMethods):
     @replies_with_dbus_errors
     def GetScreen(self, pane_id: int) -> list[str]:
         return self._use(pane_id).screen_lines()
+
+    @manager_method
+    @replies_with_dbus_errors
+    async def GetHistory(self, pane_id: int, lines: int) -> list[str]:
+        """The lines scrolled off the screen (the last `lines`; 0: all), then the screen."""
+        made = history_text(self._use(pane_id), lines)
+        return await off_the_loop(asyncio.get_running_loop(), made)
 
     @manager_method
     @replies_with_dbus_errors

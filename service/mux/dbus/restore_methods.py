@@ -40,3 +40,9 @@ class RestoreMethods(WindowMethods):
             {name: (variant.signature, variant.value) for name, variant in options.items()}
         )
         return await self._history().restore_snapshot(generation, parsed)
+
+    @manager_method
+    @replies_with_dbus_errors
+    async def ForgetContents(self) -> None:
+        """Wipe the saved contents of every pane (here and in the history) and their key."""
+        await self._history().forget_contents()

@@ -34,3 +34,7 @@ class ManagerService(Protocol):
     ) -> list[dict[str, Variant]]:
         """Start panes of a snapshot of the history beside what runs (RestoreSnapshot)."""
         ...
+
+    async def forget_contents(self) -> None:
+        """Every saved pane contents and their key, gone (ForgetContents)."""
+        ...

@@ -15,6 +15,7 @@ import os
 
 from dbus_fast import Variant
 
+from mux.lifecycle.contents_keeper import ContentsKeeper
 from mux.lifecycle.session_keeper import SessionKeeper
 from mux.panes.pane import Pane
 from mux.panes.table import PaneTable
@@ -45,19 +46,22 @@ class HistoryRestore:
         keeper: SessionKeeper,
         checkpoints: CheckpointStore,
         loop: asyncio.AbstractEventLoop,
+        contents: ContentsKeeper | None = None,
     ) -> None:
         self._table = table
+        self._contents = contents
         self._keeper = keeper
         self._checkpoints = checkpoints
         self._loop = loop
 
     async def snapshots(self) -> list[dict[str, Variant]]:
-        entries = await off_the_loop(self._loop, self._keeper.history.entries)
+        entries = await off_the_loop(self._loop, self._keeper.archive.history.entries)
         return [snapshot_record(entry) for entry in entries]
 
     async def restore(self, generation: int, options: RestoreOptions) -> list[dict[str, Variant]]:
-        history = self._keeper.history
+        history = self._keeper.archive.history
         session = await off_the_loop(self._loop, lambda: history.read(generation))
+        files = await off_the_loop(self._loop, lambda: history.contents_of(generation))
         chosen = self._chosen(session, generation, options)
         if options.dry_run:
             return [_entry(0, pane.argv, pane.cwd.path, 0) for pane in chosen]
@@ -66,8 +70,17 @@ class HistoryRestore:
         await self._keeper.snapshot()  # the session of now, kept first: the undo
         before = {pane.id for pane in self._table}
         home = os.environ.get("HOME") or os.path.expanduser("~")
+        contents = self._contents
+
+        def contents_of(saved: PaneSnapshot) -> bytes | None:
+            """Its contents as that snapshot kept them (none: none)."""
+            path = files.get(saved.invocation)
+            return contents.contents_for(saved, path) if contents and path else b""
+
         choices = RestoreChoices(
-            keep_ids=False, replay_programs=tuple(self._table.settings.replay_commands)
+            keep_ids=False,
+            replay_programs=tuple(self._table.settings.replay_commands),
+            contents=contents_of,
         )
         only = {pane.id for pane in chosen}
         problems = restore_session(

@@ -15,19 +15,21 @@ import asyncio
 import logging
 import os
 from collections.abc import Callable
+from dataclasses import replace
 
 from mux.config import RestoreMode, Settings
+from mux.lifecycle.contents_keeper import FINAL_SAVE_SECONDS, ContentsKeeper
+from mux.lifecycle.session_archive import SessionArchive
 from mux.panes.table import PaneTable
 from mux.protocol.errors import Unavailable
 from mux.protocol.restore_problems import UnrestoredPane
 from mux.resurrection.checkpoints import CheckpointStore
 from mux.state.autosaver import Autosaver, Stopped
 from mux.state.capture import CaptureSteps, SnapshotCache, capture_steps
-from mux.state.history import HistoryWriteError, SnapshotHistory
 from mux.state.restore import RestoreChoices, RestoreProblem, restore_session
 from mux.state.schema import PaneSnapshot, Session
-from mux.state.session_file import SnapshotRefused, read_session, session_bytes
-from mux.system.durable import DurableWriteError, durable_write, remove_stale_temporaries
+from mux.state.session_file import SnapshotRefused, read_session
+from mux.system.durable import DurableWriteError, remove_stale_temporaries
 from mux.system.notify import Supervisor
 from mux.system.paths import Paths
 from mux.system.quarantine import quarantine
@@ -46,6 +48,7 @@ class SessionKeeper:
         table: PaneTable,
         checkpoints: CheckpointStore,
         *,
+        contents: ContentsKeeper | None = None,
         resumed_generation: int | None,
         saved: Callable[[int], None],
         failed: Callable[[str], None],
@@ -63,8 +66,8 @@ class SessionKeeper:
         self._autosaver: Autosaver | None = None
         self._snapshot_models = SnapshotCache()  # each capture reuses what did not change
         self._problems: list[RestoreProblem] = []
-        home = os.environ.get("HOME") or os.path.expanduser("~")
-        self.history = SnapshotHistory(paths.history, settings, home=home)
+        self.contents = contents
+        self.archive = SessionArchive(paths, settings, contents)
         self.session_problem = ""  # the last session was refused or unreadable
         self._generation_floor = 0
         self._saving_disabled = False
@@ -125,7 +128,7 @@ class SessionKeeper:
         `only`: the ids of the panes to restore (after a crash: those not re-adopted)."""
         if self._settings.restore is RestoreMode.NEVER:
             if only is None:
-                self._keep_unrestored(saved)
+                self.archive.keep_unrestored(saved)
             return
         supervisor.extend_timeout(RESTORE_TIMEOUT_SECONDS)
         home = os.environ.get("HOME") or os.path.expanduser("~")
@@ -136,7 +139,7 @@ class SessionKeeper:
             home,
             self._checkpoints,
             only=wanted,
-            choices=restore_choices(self._settings),
+            choices=restore_choices(self._settings, self.contents),
         )
         self._problems = [*self._problems, *problems] if only is not None else problems
         log.info(
@@ -146,28 +149,6 @@ class SessionKeeper:
             saved.generation,
         )
 
-    def _keep_unrestored(self, saved: Session) -> None:
-        """restore = false: the last session is not relaunched, but not thrown away
-        either: it stays as session.previous.json before anything replaces it."""
-        previous = self._paths.session_file.with_name("session.previous.json")
-        try:
-            data = session_bytes(saved)
-            durable_write(previous, data)
-        except DurableWriteError as e:
-            log.error("the unrestored session could not be kept: %s", e)
-            return
-        log.info("restore is off; the last session is kept as %s", previous)
-        self.archive(saved, data)
-
-    def archive(self, session: Session, data: bytes) -> None:
-        """Keep a snapshot written (`data`) in the history, unless it would restore what
-        the last one kept would; blocking (the autosaver's writer thread, or the start)."""
-        try:
-            if self.history.archive(session, data, {}):
-                log.info("snapshot %d is kept in the history", session.generation)
-        except (HistoryWriteError, OSError) as e:  # the snapshot itself is safe
-            log.error("%s", e)
-
     def start_saving(self, loop: asyncio.AbstractEventLoop, saved: Session | None) -> None:
         """Generations go on from the last snapshot (or a refused one's number)."""
         if self._resumed_generation is not None:
@@ -175,7 +156,7 @@ class SessionKeeper:
         else:
             generation = saved.generation if saved is not None else self._generation_floor
             # Generations only grow, even past a session.json removed by hand.
-            generation = max(generation, self._newest_archived())
+            generation = max(generation, self.archive.newest_generation())
         self._autosaver = Autosaver(
             loop,
             self._paths.session_file,
@@ -184,18 +165,13 @@ class SessionKeeper:
             saved=self._saved,
             failed=self._failed,
             refresh=self._sample_cwds,
-            written=self.archive,
+            written=self.archive.keep,
         )
+        if self.contents is not None:
+            self.contents.start()
         self._carried_over = self._resumed_generation is not None or (
             saved is not None and self._settings.restore is not RestoreMode.NEVER
         )
-
-    def _newest_archived(self) -> int:
-        try:
-            return self.history.newest_generation() or 0
-        except OSError as e:
-            log.error("the history of snapshots cannot be read: %s", e.strerror)
-            return 0
 
     def save_carried_over_session(self) -> None:
         """Once serving: a resumed or restored session is saved by this muxd."""
@@ -246,6 +222,8 @@ class SessionKeeper:
     async def snapshot(self) -> tuple[str, int]:
         if self._autosaver is None:
             raise Unavailable("mux is still starting; try again in a moment")
+        if self.contents is not None:  # the panes' contents as they are now, with it
+            await self.contents.save_changed()
         try:
             generation = await self._autosaver.save_now()
         except DurableWriteError as e:
@@ -285,17 +263,24 @@ class SessionKeeper:
         """The final snapshot, of one moment: first every acknowledged application
         checkpoint, then the panes frozen (no output read) while it is captured."""
         await self._table.quiesce_checkpoints()
+        if self.contents is not None:
+            self.contents.stop()
+            await self.contents.save_changed(within=FINAL_SAVE_SECONDS)
         if self._autosaver is not None:
             await self._autosaver.final(participants=[self._table])
 
 
-def restore_choices(settings: Settings) -> RestoreChoices:
-    """How a start brings the saved panes back: by the settings of now."""
-    return RestoreChoices(
+def restore_choices(settings: Settings, contents: ContentsKeeper | None) -> RestoreChoices:
+    """How a start brings the saved panes back: by the settings of now, with their old
+    contents when there are any."""
+    choices = RestoreChoices(
         mode=settings.restore,
         ask_programs=frozenset(settings.restore_ask_programs),
         replay_programs=tuple(settings.replay_commands),
     )
+    if contents is None:
+        return choices
+    return replace(choices, contents=contents.contents_for, later=contents.show_when_ready)
 
 
 def kept_panes(problems: list[RestoreProblem], table: PaneTable) -> list[tuple[PaneSnapshot, int]]:

@@ -20,6 +20,7 @@ MANAGER_METHODS: Final[dict[str, MethodSignature]] = {
     "SendInput": MethodSignature("tay", ""),
     "Resize": MethodSignature("tqq", ""),
     "GetScreen": MethodSignature("t", "as"),
+    "GetHistory": MethodSignature("tu", "as"),
     "ListPanes": MethodSignature("", "aa{sv}"),
     "ListRestoreProblems": MethodSignature("", "aa{sv}"),
     "OpenAttach": MethodSignature("t", "h"),
@@ -29,6 +30,7 @@ MANAGER_METHODS: Final[dict[str, MethodSignature]] = {
     "Start": MethodSignature("t", ""),
     "ListSnapshots": MethodSignature("", "aa{sv}"),
     "RestoreSnapshot": MethodSignature("ta{sv}", "aa{sv}"),
+    "ForgetContents": MethodSignature("", ""),
     # Windows (docs/windows.md).
     "SplitPane": MethodSignature("tsda{sv}", "tayo"),
     "ListWindows": MethodSignature("", "aa{sv}"),

@@ -29,16 +29,18 @@ from mux.panes.launch import Launch
 from mux.panes.pane import Pane
 from mux.panes.placeholder import NotStarted
 from mux.panes.replay import CommandReplay, replayable
+from mux.panes.restored_marker import restored_marker
 from mux.panes.table import PaneTable
 from mux.protocol.errors import MuxError, NoSuchPane
-from mux.protocol.layout import Leaf, Node, Split, panes_of, with_panes_renamed, without_pane
+from mux.protocol.layout import panes_of
 from mux.protocol.spawn_options import LaunchKind, SpawnRequest
 from mux.resurrection.checkpoints import (
     CheckpointProblem,
     CheckpointQuarantined,
     CheckpointStore,
 )
-from mux.state.schema import LayoutNode, PaneSnapshot, Session, WindowSnapshot
+from mux.state.restore_layout import lay_out, saved_layout, window_of_readopted
+from mux.state.schema import PaneSnapshot, Session
 from mux.system.proctree import start_ticks
 
 log = logging.getLogger(__name__)
@@ -60,7 +62,12 @@ class RestoreChoices:
     mode: RestoreMode = RestoreMode.ALWAYS
     ask_programs: frozenset[str] = frozenset()  # base names that always wait
     replay_programs: tuple[str, ...] = ()  # replay_commands
-    contents: Callable[[PaneSnapshot], bytes] = field(default=lambda saved: b"")
+    # A pane's old contents (mux.lifecycle.contents_keeper): b"" for none, None for not
+    # known yet (no key yet): then `later(invocation, show)` shows them when they are.
+    contents: Callable[[PaneSnapshot], bytes | None] = field(default=lambda saved: b"")
+    later: Callable[[str, Callable[[bytes], None]], None] = field(
+        default=lambda invocation, show: None
+    )
 
 
 def _request(pane: PaneSnapshot, cwd: str, window: int) -> SpawnRequest:
@@ -144,7 +151,7 @@ def restore_session(
         if not order:
             continue
         # After a crash, into the window of its re-adopted panes; from the history, never.
-        live_window = _window_of_readopted(table, layout, set(order)) if choices.keep_ids else 0
+        live_window = window_of_readopted(table, layout, set(order)) if choices.keep_ids else 0
         if choices.keep_ids and not live_window:
             live_window = window.id if window.id not in table.windows else 0
         placed: dict[int, int] = {}  # saved pane id -> the id it has now
@@ -161,19 +168,8 @@ def restore_session(
                 placed[pane_id], live_window = restored.pane.id, restored.window
             else:
                 placed[pane_id], live_window = restored.id, restored.window
-        _lay_out(table, window, layout, placed, live_window, readopted=choices.keep_ids)
+        lay_out(table, window, layout, placed, live_window, readopted=choices.keep_ids)
     return problems
-
-
-def _window_of_readopted(table: PaneTable, layout: Node, restoring: set[int]) -> int:
-    """After a crash: the window the re-adopted panes of a saved window are in (they
-    kept their ids); 0 (a new window) when none of them is."""
-    for pane_id in panes_of(layout):
-        if pane_id not in restoring:
-            window = table.windows.window_of(pane_id)
-            if window is not None:
-                return window
-    return 0
 
 
 @dataclass(frozen=True)
@@ -207,19 +203,57 @@ def _restore_pane(
     if replay is not None:
         notes.append(f"mux: typing again at the first prompt: {replay}")
     request = _request(saved, cwd, 0 if kept else window)
+    contents = choices.contents(saved)
     if _waits(saved, choices):
-        return _hold(table, saved, request, notes, offer, kept=kept, window=window, choices=choices)
+        shown = _Shown(notes, contents, offer)
+        return _hold(table, saved, request, shown, kept=kept, window=window, choices=choices)
     try:
         # Never refused by the cells budget: a restored pane counts, but losing it to a
         # lowered budget would be worse than going over it (docs/security.md#limits).
         pane = table.spawn(
-            request, notice="\r\n".join(notes), offer=offer, budgeted=False, kept=kept
+            request,
+            notice=None if contents else "\r\n".join(notes),
+            offer=offer,
+            budgeted=False,
+            kept=kept,
         )
     except Exception as e:  # whatever it is, the other panes still come back
         reason = e.message if isinstance(e, MuxError) else f"it could not be started ({e})"
-        return _not_restored(table, saved, reason, window=window, kept=kept, choices=choices)
+        return _not_restored(
+            table, saved, reason, window=window, kept=kept, choices=choices, contents=contents
+        )
+    if contents:
+        pane.show_saved_contents(contents)
+        _after_contents(pane, notes)
+    elif contents is None:
+        choices.later(saved.invocation, lambda late: _show_late(pane, late))
     _after_start(pane, saved, replay)
     return pane
+
+
+@dataclass(frozen=True)
+class _Shown:
+    """What a restored pane shows besides its program's output."""
+
+    notes: list[str]  # "mux: restored from the snapshot of ...", then any more
+    contents: bytes | None  # its old contents (None: not known yet)
+    offer: str | None
+
+
+def _after_contents(pane: Pane, notes: list[str]) -> None:
+    """Below the old contents: the marker, then the notes beyond "restored from"."""
+    now = time.strftime("%Y-%m-%d %H:%M", time.localtime())
+    program = os.path.basename(pane.argv[0])
+    pane.show_saved_contents(restored_marker(now, program, pane.cols))
+    if notes[1:]:
+        pane.show_notice("\r\n".join(notes[1:]))
+
+
+def _show_late(pane: Pane, contents: bytes) -> None:
+    """The old contents of a pane restored before the key came (a locked keyring)."""
+    if pane.is_live:
+        pane.show_saved_contents(b"\x1b[0m\r\n" + contents)
+        _after_contents(pane, [])
 
 
 def _own_ids(
@@ -278,8 +312,7 @@ def _hold(
     table: PaneTable,
     saved: PaneSnapshot,
     request: SpawnRequest,
-    notes: list[str],
-    offer: str | None,
+    shown: _Shown,
     *,
     kept: tuple[int, int] | None,
     window: int,
@@ -290,6 +323,7 @@ def _hold(
     replay = _replay(saved, choices)
     what = " ".join(shlex.quote(word) for word in saved.argv)
     lines = [f"mux: waiting to start: {what}", f"mux: in {request.cwd}"]
+    notes, contents, offer = shown.notes, shown.contents, shown.offer
     if offer is not None:
         lines.append("mux: the application resumes from its checkpoint")
     if replay is not None:
@@ -298,20 +332,28 @@ def _hold(
         lines.append("mux: press Enter to start it, Ctrl-D to dismiss it")
     else:
         lines.append("mux: it starts when you attach to it or type into it")
+
+    def started(pane: Pane) -> None:
+        if contents:
+            _after_contents(pane, notes)
+        _after_start(pane, saved, replay)
+
     pending = PendingStart(
         request,
         waiting="\r\n".join(lines),
-        notice="\r\n".join(notes),
+        notice="" if contents else "\r\n".join(notes),
         offer=offer,
         asks=asks,
-        started=lambda pane: _after_start(pane, saved, replay),
+        started=started,
         saved=saved,
     )
-    held = _held(saved, "", choices)
+    held = _held(saved, "", contents or b"")
     try:
         pane = table.hold_place(held, window, kept, pending)
     except MuxError:  # its window is full (MAX_DEPTH): a window of its own
         pane = table.hold_place(held, 0, None, pending)
+    if contents is None:
+        choices.later(saved.invocation, lambda late: _show_late(pane, late))
     log.info("pane %d (%s) waits to be started", pane.id, saved.argv[0])
     return pane
 
@@ -324,11 +366,12 @@ def _not_restored(
     window: int,
     kept: tuple[int, int] | None,
     choices: RestoreChoices,
+    contents: bytes | None = b"",
 ) -> RestoreProblem:
     """The problem, with a place holder in `window` (0: a new one) under whose id it is
-    kept in the snapshot until it is repaired or given up."""
+    kept in the snapshot until it is repaired or given up; its old contents above why."""
     log.error("pane %d (%s) was not restored: %s", saved.id, saved.argv[0], reason)
-    held = _held(saved, reason, choices)
+    held = _held(saved, reason, contents or b"")
     try:
         holder = table.hold_place(held, window, kept)
     except MuxError:  # its window is full (MAX_DEPTH): a window of its own
@@ -337,7 +380,7 @@ def _not_restored(
     return RestoreProblem(kept_as, holder.window, reason, saved_id=saved.id)
 
 
-def _held(saved: PaneSnapshot, reason: str, choices: RestoreChoices) -> NotStarted:
+def _held(saved: PaneSnapshot, reason: str, contents: bytes) -> NotStarted:
     cwd = CwdObservation(saved.cwd.path, saved.cwd.source, saved.cwd.captured_at)
     return NotStarted(
         Launch.saved(saved),
@@ -347,45 +390,5 @@ def _held(saved: PaneSnapshot, reason: str, choices: RestoreChoices) -> NotStart
         saved.rows,
         saved.cols,
         reason,
-        choices.contents(saved),
+        contents,
     )
-
-
-def saved_layout(window: WindowSnapshot) -> Node:
-    """The tree of a window's table of nodes (checked when the snapshot was read)."""
-    nodes = {node.id: node for node in window.nodes}
-    return _tree(nodes, window.root)
-
-
-def _tree(nodes: dict[int, LayoutNode], node_id: int) -> Node:
-    node = nodes[node_id]
-    if node.kind == "pane":
-        assert node.pane is not None
-        return Leaf(node.pane)
-    assert node.direction is not None
-    children = tuple(_tree(nodes, child) for child in node.children)
-    return Split(node.direction, tuple(node.ratios), children)
-
-
-def _lay_out(
-    table: PaneTable,
-    window: WindowSnapshot,
-    layout: Node,
-    placed: dict[int, int],
-    live: int,
-    *,
-    readopted: bool,
-) -> None:
-    """The panes in the places their window had saved for them (`placed`: saved id ->
-    id now, restored or holding the place; after a crash (`readopted`) the re-adopted
-    panes of window `live` keep their ids and places)."""
-    present = set(table.windows.get(live).panes) if readopted else set()
-    for pane in panes_of(layout):
-        if pane not in placed and pane not in present:
-            pruned = without_pane(layout, pane)
-            assert pruned is not None  # (some pane of the window was placed)
-            layout = pruned
-    ids_now = {pane: placed.get(pane, pane) for pane in panes_of(layout)}
-    renamed = with_panes_renamed(layout, ids_now)
-    focus = placed.get(window.focused_pane, window.focused_pane)
-    table.windows.take_saved(live, renamed, focus, window.title, window.geometry or {})
