@@ -158,3 +158,20 @@ def test_restore_ask_programs_wait_even_when_the_rest_starts(tmp_root: Path) -> 
         assert "press Enter to start it" in svc.screen_text(waiting)
     finally:
         svc.stop()
+
+
+def test_an_upgrade_waits_until_no_pane_is_held(tmp_root: Path) -> None:
+    """A held pane's way to start is not handed over across the exec: the upgrade is
+    refused, saying why and what to do, and mux keeps running as it was."""
+    svc = Service(tmp_root, bus_address=None, config="kill_grace_seconds = 0.5\n").start()
+    try:
+        (pane,) = _sleepers(svc, 1)
+        _restart(svc, 'restore = "ask"\n')
+        refused = svc.muxctl("upgrade")
+        assert refused.returncode == 1, refused
+        assert "wait to be started" in refused.stderr and "muxctl start --all" in refused.stderr
+        assert svc.panes()[pane]["state"] == "held"
+        assert svc.muxctl("start", "--all").returncode == 0
+        assert svc.panes()[pane]["state"] == "running"
+    finally:
+        svc.stop()

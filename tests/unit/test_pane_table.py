@@ -13,15 +13,15 @@ from typing import Any
 
 import pytest
 
-from mux.config import Settings
+from mux.config import RestoreMode, Settings
 from mux.panes import closing, cwd_sampler
 from mux.panes.ledger import UNATTACHED_SINCE_SPAWN
-from mux.panes.pane import Pane
+from mux.panes.pane import Pane, PaneState
 from mux.panes.table import PaneTable
 from mux.panes.table_resume import handover_record
 from mux.protocol.errors import NoSuchPane, PreconditionFailed
 from mux.protocol.spawn_options import LaunchKind, SpawnRequest
-from mux.state.restore import restore_session
+from mux.state.restore import RestoreChoices, restore_session
 from mux.state.schema import CwdRecord, LayoutNode, PaneSnapshot, Session, WindowSnapshot
 from mux.system.proctree import ProcessTree, working_directory
 from tests.loop_support import until
@@ -364,5 +364,36 @@ def test_the_cells_budget_keeps_the_sum_of_every_panes_size(tmp_path: Path) -> N
         for pane in list(table):
             table.close(pane.id)
         assert table.cells.in_use == 0
+
+    with_table(tmp_path, test)
+
+
+def test_a_held_pane_is_restored_from_the_snapshot_after_a_crash(tmp_path: Path) -> None:
+    """The fd store's record of a held pane says "running, no terminal": a muxd that
+    follows a crash leaves it to the snapshot (which keeps held panes) to hold again."""
+    sleep = shutil.which("sleep")
+    assert sleep is not None
+    saved = PaneSnapshot(
+        id=6,
+        kind=LaunchKind.EXPLICIT,
+        argv=["sleep", "60"],
+        program=sleep,
+        cwd=CwdRecord(path=str(tmp_path), source="launch", captured_at=0.0),
+        title="",
+        rows=24,
+        cols=80,
+        invocation="0" * 32,
+    )
+    node = LayoutNode(id=1, kind="pane", pane=6)
+    window = WindowSnapshot(id=3, nodes=[node], root=1, focused_pane=6)
+    session = Session(version=1, generation=1, saved_at=0.0, windows=[window], panes=[saved])
+
+    async def test(table: PaneTable, loop: SteeredLoop) -> None:
+        choices = RestoreChoices(mode=RestoreMode.ASK)
+        assert restore_session(table, session, str(tmp_path), None, choices=choices) == []
+        (held,) = table
+        assert (held.id, held.window, held.state, held.pid) == (6, 3, PaneState.HELD, 0)
+        (record,) = handover_record(table).panes
+        assert (record.running, record.master_fd, record.pid) == (True, None, 0)
 
     with_table(tmp_path, test)

@@ -38,6 +38,7 @@ class FakeTable(Recorder):
         self.ids = IdSpace()
         self.closing = SimpleNamespace(unreaped=lambda: [])
         self.windows = SimpleNamespace(records=lambda: [])
+        self.held: list[int] = []  # no pane waits to be started
 
     def __iter__(self) -> Any:
         return iter([])

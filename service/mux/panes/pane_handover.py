@@ -60,7 +60,9 @@ def pane_record(pane: Pane, history_bytes: int | None = None) -> PaneRecord:
         used_by_others=record.used_by_others if record else False,
         title=shell.title,
         title_explicit=shell.title_explicit,
-        running=pane.is_running,
+        # A held pane (mux.panes.held) counts as running with no terminal: after a crash
+        # it is restored from the snapshot, held again (an upgrade waits until none is).
+        running=pane.is_live,
         exit_status=pane.exit_status,
         rows=pane.rows,
         cols=pane.cols,
