@@ -5,7 +5,8 @@ integrated shell that ran at least `notify_command_seconds`, become a
 notification when no terminal is attached to the pane; so do the panes a start
 could not restore and an autosave that keeps failing. They are sent from muxd's
 own bus connection: the server sends ActionInvoked only to the connection that
-called Notify, and its default action opens a terminal attached to the pane. At
+called Notify, and its default action opens a terminal attached to the pane
+(`send` lets another part offer actions of its own: mux.desktop.held_notice). At
 most one per pane per `notify_min_interval_seconds`; text from programs is
 bounded and its control characters are shown as escapes. ActionInvoked and
 NotificationClosed are obeyed only from the current owner of the server's name:
@@ -17,6 +18,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 from dbus_fast import Message, MessageType, Variant
 from dbus_fast.aio import MessageBus
@@ -53,6 +55,37 @@ ABSENT = frozenset(
 )
 
 
+class Answer(Protocol):
+    """What a notification sent with actions does when the server answers."""
+
+    def shown(self, notification_id: int) -> None:
+        """The server took it (its id, to withdraw it with)."""
+
+    def action(self, key: str) -> None:
+        """One of its actions was invoked (the server then removes it)."""
+
+    def closed(self) -> None:
+        """It is gone, or its actions can no longer come to muxd."""
+
+
+class OpenPane:
+    """A pane's notification: its default action opens a terminal on the pane."""
+
+    def __init__(self, opener: TerminalOpener, pane_id: int) -> None:
+        self._opener = opener
+        self._pane_id = pane_id
+
+    def shown(self, notification_id: int) -> None:
+        pass
+
+    def action(self, key: str) -> None:
+        if key == "default":
+            self._opener.open_attached(self._pane_id)
+
+    def closed(self) -> None:
+        pass
+
+
 class Notifier:
     def __init__(
         self,
@@ -69,7 +102,7 @@ class Notifier:
         self._clock = clock
         self._bus: MessageBus | None = None
         self._server = BusNameOwner(SERVER)
-        self._shown: OrderedDict[int, int] = OrderedDict()  # notification id -> pane id
+        self._shown: OrderedDict[int, Answer] = OrderedDict()  # by notification id
         self._last: dict[int, float] = {}  # pane id -> when it last notified
         self._absent_logged = False
         self._failing_since: float | None = None
@@ -80,7 +113,7 @@ class Notifier:
 
     def connected(self, bus: MessageBus, *_: object) -> None:
         self._bus = bus
-        self._shown.clear()  # their actions would come to the old connection
+        self._forget_shown()  # their actions would come to the old connection
         self._server = BusNameOwner(SERVER)
         bus.add_message_handler(self._signal)
         self._tasks.spawn(self._match(bus, self._server))
@@ -138,23 +171,47 @@ class Notifier:
 
     # -- D-Bus ------------------------------------------------------------------------
 
-    def _send(self, summary: str, body: str, pane_id: int | None) -> None:
+    def send(
+        self,
+        summary: str,
+        body: str,
+        actions: Sequence[tuple[str, str]] = (),
+        answer: Answer | None = None,
+    ) -> None:
+        """Send a notification (in the background): `actions` as (key, label), what
+        they do told to `answer`. The summary is put on one line and the body's lines
+        each shown, bounded and escaped (the callers' text may come from programs).
+        Whether notifications are wanted at all is the caller's to check."""
         bus = self._bus
         if bus is None:
             log.info("not on a bus: notification not shown: %s", summary)
             return
-        self._tasks.spawn(self._notify(bus, shown(summary, SUMMARY_CHARS), _body(body), pane_id))
+        flat = [text for action in actions for text in action]
+        summary = shown(summary, SUMMARY_CHARS)
+        self._tasks.spawn(self._notify(bus, summary, _body(body), flat, answer))
 
-    async def _notify(self, bus: MessageBus, summary: str, body: str, pane: int | None) -> None:
-        actions = ["default", "Open"] if pane is not None else []
+    def _send(self, summary: str, body: str, pane_id: int | None) -> None:
+        """Mux's own: a pane's notification opens the pane (its default action)."""
+        if pane_id is None:
+            self.send(summary, body)
+        else:
+            self.send(summary, body, [("default", "Open")], OpenPane(self._opener, pane_id))
+
+    def withdraw(self, notification_id: int) -> None:
+        """Take a notification back (CloseNotification, in the background)."""
+        answer = self._shown.pop(notification_id, None)
+        if answer is not None:
+            answer.closed()
+        bus = self._bus
+        if bus is not None:
+            self._tasks.spawn(self._close(bus, notification_id))
+
+    async def _notify(
+        self, bus: MessageBus, summary: str, body: str, actions: list[str], answer: Answer | None
+    ) -> None:
         hints = {"desktop-entry": Variant("s", DESKTOP_ENTRY)}
-        message = Message(
-            destination=SERVER,
-            path=SERVER_PATH,
-            interface=SERVER,
-            member="Notify",
-            signature="susssasa{sv}i",
-            body=[APP_NAME, 0, ICON, summary, body, actions, hints, -1],
+        message = _server_message(
+            "Notify", "susssasa{sv}i", [APP_NAME, 0, ICON, summary, body, actions, hints, -1]
         )
         try:
             reply = await bus.call(message)
@@ -170,10 +227,26 @@ class Notifier:
             else:
                 log.warning("the notification server refused %r: %s", summary, reply.body)
             return
-        if pane is not None:
-            self._shown[int(reply.body[0])] = pane
+        if answer is not None and bus is self._bus:
+            notification_id = int(reply.body[0])
+            self._shown[notification_id] = answer
             while len(self._shown) > KEPT_IDS:
-                self._shown.popitem(last=False)
+                self._shown.popitem(last=False)[1].closed()
+            answer.shown(notification_id)
+
+    async def _close(self, bus: MessageBus, notification_id: int) -> None:
+        try:
+            reply = await bus.call(_server_message("CloseNotification", "u", [notification_id]))
+        except (OSError, EOFError) as e:
+            log.info("notification %d not withdrawn (%s)", notification_id, e)
+            return
+        if reply is not None and reply.message_type is MessageType.ERROR:
+            log.info("notification %d not withdrawn: %s", notification_id, reply.body)
+
+    def _forget_shown(self) -> None:
+        shown_before, self._shown = self._shown, OrderedDict()
+        for answer in shown_before.values():
+            answer.closed()
 
     async def _match(self, bus: MessageBus, server: BusNameOwner) -> None:
         # The bus then brings the server's signals only, to this connection; but a
@@ -189,11 +262,27 @@ class Notifier:
         if message.member in ("ActionInvoked", "NotificationClosed") and not server.sent(message):
             return
         if message.member == "ActionInvoked" and message.signature == "us":
-            pane = self._shown.pop(int(message.body[0]), None)
-            if pane is not None and message.body[1] == "default":
-                self._opener.open_attached(pane)
+            answer = self._shown.pop(int(message.body[0]), None)
+            if answer is not None:
+                # Closed first: the server removes a notification whose action was
+                # taken, so what the action changes must not withdraw it again.
+                answer.closed()
+                answer.action(str(message.body[1]))
         elif message.member == "NotificationClosed" and message.signature == "uu":
-            self._shown.pop(int(message.body[0]), None)
+            answer = self._shown.pop(int(message.body[0]), None)
+            if answer is not None:
+                answer.closed()
+
+
+def _server_message(member: str, signature: str, body: list[object]) -> Message:
+    return Message(
+        destination=SERVER,
+        path=SERVER_PATH,
+        interface=SERVER,
+        member=member,
+        signature=signature,
+        body=body,
+    )
 
 
 def _finished_text(pane: Pane, notice: CommandFinished) -> tuple[str, str]:

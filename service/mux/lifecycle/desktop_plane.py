@@ -1,6 +1,6 @@
 """The desktop's parts, wired to the rest of muxd (docs/desktop.md): notifications
-from panes nobody looks at, with the terminal their action opens; the snapshot
-before suspend and shutdown."""
+from panes nobody looks at, with the terminal their action opens; the one about
+panes restored held; the snapshot before suspend and shutdown."""
 
 from collections.abc import Callable
 
@@ -15,6 +15,7 @@ from mux.dbus.search_ifaces import (
     KRunner,
     PaneFinder,
 )
+from mux.desktop.held_notice import HeldNotice
 from mux.desktop.notifier import Notifier
 from mux.desktop.sleep_guard import SleepGuard
 from mux.desktop.terminal import TerminalOpener
@@ -43,6 +44,8 @@ class DesktopPlane:
         self.notifier = Notifier(
             settings, lambda pane: attach.clients_of(pane) if attach else 0, self.opener
         )
+        self._settings = settings
+        self.held_notice: HeldNotice | None = None
         self._saved = saved
         self._failed = failed  # also: the status line has news
         self.sleep_guard: SleepGuard | None = None
@@ -51,6 +54,8 @@ class DesktopPlane:
     def join(self, table: PaneTable, control: ControlPlane) -> None:
         table.notice_listeners.append(self.notifier.pane_notice)
         control.add_connection_listener(self.notifier)
+        self.held_notice = HeldNotice(self._settings, table, self.notifier, self.opener)
+        table.held.listeners.append(self.held_notice.held_changed)
         finder = PaneFinder(table, self.opener.open_attached, self._query_limits)
         control.add_connection_listener(SearchObjects(finder, table.close))
 
@@ -63,9 +68,12 @@ class DesktopPlane:
         self._failed()
 
     def started(self, keeper: SessionKeeper) -> None:
-        """On the bus: what the start could not restore is told once; the guard
-        against suspend and shutdown is set up (in the background)."""
+        """On the bus: what the start could not restore is told once, and the panes
+        it restored held; the guard against suspend and shutdown is set up (in the
+        background)."""
         self.notifier.restore_problems(keeper.unrestored_panes())
+        if self.held_notice is not None:
+            self.held_notice.restored()
         self.sleep_guard = SleepGuard(keeper.snapshot, self._failed)
         self._tasks.spawn(self.sleep_guard.start())
 
