@@ -223,7 +223,7 @@ class SessionKeeper:
         if self._autosaver is None:
             raise Unavailable("mux is still starting; try again in a moment")
         if self.contents is not None:  # the panes' contents as they are now, with it
-            await self.contents.save_changed()
+            await self.contents.save_changed(within=FINAL_SAVE_SECONDS)
         try:
             generation = await self._autosaver.save_now()
         except DurableWriteError as e:

@@ -11,6 +11,7 @@ docs/shell-integration.md#terminal-queries-answered-while-detached), each with
 the screen as it was at the question.
 """
 
+import textwrap
 from collections.abc import Callable
 
 from mux.terminal.modes import ModeTracker
@@ -28,7 +29,16 @@ def notice_line(text: str, cols: int | None = None) -> bytes:
     """A line from mux itself (dim), as it goes on a pane's screen and into its history;
     wrapped at word boundaries to `cols` (None: left to the terminal), as a terminal
     would cut words anywhere in a narrow pane."""
-    rows = text.split("\r\n") if cols is None else wrap_words(text, cols)
+    if cols is None:
+        rows = text.split("\r\n")
+    elif text.isascii():  # one cell a character: the standard library's wrap, 20x faster
+        rows = [
+            row
+            for line in text.replace("\r\n", "\n").split("\n")
+            for row in textwrap.wrap(line, max(cols, 1), break_on_hyphens=False) or [""]
+        ]
+    else:
+        rows = wrap_words(text, cols)
     return b"\x1b[2m" + "\r\n".join(rows).encode() + b"\x1b[0m\r\n"
 
 
