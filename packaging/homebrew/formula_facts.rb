@@ -12,7 +12,7 @@ SYSTEM = ARGV.fetch(1)
 abort "usage: formula_facts.rb FORMULA linux|macos" unless %w[linux macos].include?(SYSTEM)
 FACTS = {
   "stanzas" => {}, "depends_on" => [], "resources" => [], "service" => nil,
-  "install" => [], "has_test" => false, "caveats" => nil
+  "install" => [], "has_test" => false, "caveats" => nil, "pypi_packages" => {}
 }
 
 # A path below one of the formula's directories, named after it ("bin/muxctl").
@@ -152,6 +152,20 @@ class Formula
 
     def uses_from_macos(spec)
       depends_on(spec)
+    end
+
+    # What `brew update-python-resources` resolves; exclude_packages: the packages (with
+    # their dependency trees) that formulae this one depends on provide instead.
+    PYPI_PACKAGES_KEYS = [:package_name, :extra_packages, :exclude_packages, :dependencies,
+                          :needs_manual_update].freeze
+
+    def pypi_packages(**options)
+      unknown = options.keys - PYPI_PACKAGES_KEYS
+      raise ArgumentError, "pypi_packages allows only #{PYPI_PACKAGES_KEYS}, not #{unknown}" unless unknown.empty?
+
+      FACTS["pypi_packages"] = options.to_h do |key, value|
+        [key.to_s, value.is_a?(String) ? [value] : value]
+      end
     end
 
     def resource(name, &block)

@@ -19,9 +19,18 @@ class Mux < Formula
   # pyavt (mux's terminal emulator) and pydantic-core are Rust (PyO3) extensions, built
   # from their sdists with maturin; dbus-fast compiles its Cython parts with the C compiler.
   depends_on "rust" => :build
+  # cryptography (saved pane contents, sealed) and what it needs, cffi and pycparser,
+  # come from Homebrew's own bottled formulae, built against its openssl@3, as in
+  # homebrew-core: the virtualenv sees them (system site-packages), and
+  # `pypi_packages exclude_packages` leaves them out of the resources.
+  depends_on "cryptography" => :no_linkage
   # muxd starts its own dbus-daemon when there is no session bus: always on macOS.
   depends_on "dbus"
   depends_on "python@3.13"
+
+  # What `brew update-python-resources` (and scripts/homebrew-resources) leave out:
+  # this package and its dependency tree.
+  pypi_packages exclude_packages: "cryptography"
 
   # BEGIN resources (generated: scripts/homebrew-resources)
   # sys_platform == "linux" in requirements.txt
@@ -72,6 +81,11 @@ class Mux < Formula
     sha256 "f0d53e69935a851c0dcc78f3ab7aaccd8cabef0b92382b576b824212902873c0"
   end
 
+  resource "secretstorage" do
+    url "https://files.pythonhosted.org/packages/1c/03/e834bcd866f2f8a49a85eaff47340affa3bfa391ee9912a952a1faa68c7b/secretstorage-3.5.0.tar.gz"
+    sha256 "f04b8e4689cbce351744d5537bf6b1329c6fc68f91fa666f60a380edddcd11be"
+  end
+
   resource "shtab" do
     url "https://files.pythonhosted.org/packages/ff/dd/e58588cf2d02266d504f4399979740b8b2b61fbd7719a89578afaa6558a3/shtab-1.13.0.tar.gz"
     sha256 "0a5be9d7ab2b4549e9a38252abcd5ecf5ec6813ecd80c6b06fa851bff55a5085"
@@ -85,6 +99,16 @@ class Mux < Formula
   resource "typing-inspection" do
     url "https://files.pythonhosted.org/packages/ff/50/0195198eb1d75bab716bb0a813abea4cc394bfa17a92a189f021a34859af/typing_inspection-0.4.5.tar.gz"
     sha256 "7f16c411e7930dc79596d42ab44672a3fe5f60eb34b781a1647e7872363120c7"
+  end
+
+  resource "wcwidth" do
+    url "https://files.pythonhosted.org/packages/ea/01/e5ac23733628a6bbb91913a765fcf55ee8070d8d991bc88fdaaf805052c7/wcwidth-0.9.4.tar.gz"
+    sha256 "fd8d57d3cdfe570e3265c8fab1885c24e34ef40889c0759c0c304a19e9835954"
+  end
+
+  resource "zstandard" do
+    url "https://files.pythonhosted.org/packages/fd/aa/3e0508d5a5dd96529cdc5a97011299056e14c6505b678fd58938792794b1/zstandard-0.25.0.tar.gz"
+    sha256 "7713e1179d162cf5c7906da876ec2ccb9c3a9dcbdffef0cc7f70c3667a205f0b"
   end
   # END resources
 

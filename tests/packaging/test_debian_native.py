@@ -266,6 +266,10 @@ def test_builds_and_passes_lintian_in_a_debian_unstable_chroot(tmp_path: Path) -
         "python3-pyavt (>= 0.1.0)",
         "python3-pydantic-settings (>= 2.2)",
         "python3-pydantic (>= 2.3)",
+        "python3-cryptography (>= 38.0.4)",
+        "python3-secretstorage (>= 3.3.3)",
+        "python3-zstandard (>= 0.20.0)",
+        "python3-wcwidth (>= 0.7)",
     ):
         assert bound in depends, depends
     for path in (

@@ -4,7 +4,8 @@
 stand-in for Homebrew's formula DSL (as on Linux and as on macOS) and reports what it
 declares, which is compared here with the pinned dependency set,
 packaging/requirements.txt: one resource per pin, that exact version's sdist, with one
-of the sha256s the lock lists for it; Linux-only pins on Linux only.
+of the sha256s the lock lists for it; Linux-only pins on Linux only; none for a pin
+another formula provides (`pypi_packages exclude_packages:` and what those need).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ class Pin:
     version: str
     marker: str | None
     hashes: frozenset[str]
+    via: frozenset[str]  # what requires it (pip-compile's `# via`), normalized
 
 
 def normalize(name: str) -> str:
@@ -54,8 +56,13 @@ def read_pins() -> dict[str, Pin]:
         r"\s*(?:;\s*(?P<marker>[^\\]+?))?\s*\\?$"
     )
     hash_line = re.compile(r"^\s+--hash=sha256:(?P<hash>[0-9a-f]{64})\s*\\?$")
-    found: list[tuple[str, str, str | None, set[str]]] = []
+    via_line = re.compile(r"^\s+#\s+via(?:\s+(?P<name>\S.*?))?\s*$|^\s+#\s{3,}(?P<more>\S.*?)\s*$")
+    found: list[tuple[str, str, str | None, set[str], set[str]]] = []
     for line in REQUIREMENTS.read_text().splitlines():
+        if found and (match := via_line.match(line)):
+            if name := match["name"] or match["more"]:
+                found[-1][4].add(normalize(name))
+            continue
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         if match := hash_line.match(line):
@@ -64,8 +71,11 @@ def read_pins() -> dict[str, Pin]:
             match = requirement.match(line)
             assert match, f"requirements.txt: cannot read {line!r}"
             marker = match["marker"].replace("'", '"') if match["marker"] else None
-            found.append((normalize(match["name"]), match["version"], marker, set()))
-    pins = {name: Pin(name, version, marker, frozenset(h)) for name, version, marker, h in found}
+            found.append((normalize(match["name"]), match["version"], marker, set(), set()))
+    pins = {
+        name: Pin(name, version, marker, frozenset(h), frozenset(via))
+        for name, version, marker, h, via in found
+    }
     assert len(pins) == len(found), "a requirement pinned twice"
     assert all(pin.hashes for pin in pins.values()), "a requirement without hashes"
     return pins
@@ -99,6 +109,18 @@ def project() -> dict[str, Any]:
     return loaded
 
 
+def formula_provided(system: str, pins: dict[str, Pin]) -> set[str]:
+    """The pins that other formulae, which mux's depends on, provide: those `pypi_packages
+    exclude_packages:` names and their dependency trees (as brew update-python-resources)."""
+    excluded = {
+        normalize(name) for name in facts(system)["pypi_packages"].get("exclude_packages", [])
+    }
+    assert excluded <= set(pins), f"exclude_packages names what the lock lacks: {excluded}"
+    while more := {name for name, pin in pins.items() if pin.via & excluded} - excluded:
+        excluded |= more
+    return excluded
+
+
 def test_ruby_parses_the_formula() -> None:
     result = subprocess.run(
         [ruby(), "-c", str(FORMULA)], capture_output=True, text=True, check=False, timeout=60
@@ -111,7 +133,7 @@ def test_one_resource_per_pinned_dependency_its_sdist(system: str) -> None:
     pins = read_pins()
     wanted = {
         name for name, pin in pins.items() if pin.marker is None or system == "linux"
-    }  # pyroute2 (netlink) is Linux's
+    } - formula_provided(system, pins)  # pyroute2 (netlink) is Linux's
     for name, pin in pins.items():
         assert pin.marker in (None, LINUX_ONLY), f"{name}: the formula cannot say {pin.marker}"
     resources = facts(system)["resources"]
@@ -131,6 +153,18 @@ def test_one_resource_per_pinned_dependency_its_sdist(system: str) -> None:
             f"{pin.name}: sha256 {resource['sha256']} is not one requirements.txt lists for "
             f"{pin.name}=={pin.version}: run scripts/homebrew-resources"
         )
+
+
+def test_cryptography_comes_from_homebrews_formula_as_in_homebrew_core() -> None:
+    pins = read_pins()
+    for system in ("linux", "macos"):
+        depends = {d["name"]: d["kind"] for d in facts(system)["depends_on"]}
+        # Its Rust extension built against Homebrew's openssl@3, bottled; seen by the
+        # virtualenv through the system site-packages, linked by nothing of mux.
+        assert depends.get("cryptography") == "no_linkage"
+        assert formula_provided(system, pins) == {"cryptography", "cffi", "pycparser"}
+        for name in facts(system)["pypi_packages"]["exclude_packages"]:
+            assert name in depends, f"{name} excluded from the resources but no dependency"
 
 
 def test_linux_only_resources_are_in_an_on_linux_block() -> None:
