@@ -10,6 +10,7 @@ import pytest
 from hypothesis import settings
 
 from tests.harness import DBusDaemon, Service, temp_root
+from tests.secret_service import PrivateSessionBus
 
 # No timing asserted in tests: hypothesis's per-example deadline is one (a busy CI machine
 # made a 2 ms example take 270 ms and fail as "flaky").
@@ -78,3 +79,13 @@ def make_service(dbus_daemon: DBusDaemon, tmp_root: Path) -> Iterator[Callable[.
     yield make
     for svc in started:
         svc.stop()
+
+
+@pytest.fixture
+def keyring_bus(tmp_path: Path) -> Iterator[PrivateSessionBus]:
+    """A session bus that activates nothing, for a Secret Service (tests.secret_service)."""
+    bus = PrivateSessionBus(tmp_path / "bus")
+    try:
+        yield bus
+    finally:
+        bus.stop()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -112,6 +113,33 @@ class DBusDaemon:
     def stop(self) -> None:
         self.process.terminate()
         self.process.wait(timeout=10)
+
+
+def start_activating_bus(
+    directory: Path, address: str, env: dict[str, str]
+) -> subprocess.Popen[bytes]:
+    """A session dbus-daemon at `address` that starts muxd (with `env`) when something asks
+    for org.mux.Mux1, and activates nothing else; its files in `directory`. Running when
+    this returns; the caller terminates it."""
+    services = directory / "dbus-1" / "services"
+    services.mkdir(parents=True)
+    (services / "org.mux.Mux1.service").write_text(
+        f"[D-BUS Service]\nName=org.mux.Mux1\nExec={shlex.join(muxd_argv())}\n"
+    )
+    config = directory / "session-bus.conf"
+    config.write_text(bus_config([services]))
+    argv = ["dbus-daemon", f"--config-file={config}", "--nofork", "--nopidfile"]
+    daemon = subprocess.Popen(
+        [*argv, f"--address={address}", "--print-address=1"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert daemon.stdout is not None
+    if not daemon.stdout.readline():
+        daemon.wait(timeout=10)
+        raise AssertionError("the activating dbus-daemon did not start")
+    return daemon
 
 
 class Service:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import ast
 import json
-import shlex
 import subprocess
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
@@ -16,7 +15,7 @@ import pytest
 
 from tests.desktop.conftest import recorder_script
 from tests.desktop.interface_xml import introspect_xml
-from tests.harness import Service, bus_config, wait_for
+from tests.harness import Service, start_activating_bus, wait_for
 
 GNOME = ("org.gnome.Shell.SearchProvider2", "/org/mux/Mux1/SearchProvider")
 KRUNNER = ("org.kde.krunner1", "/org/mux/Mux1/KRunner")
@@ -151,36 +150,14 @@ def test_a_search_starts_mux_through_d_bus_activation(tmp_path: Path) -> None:
     """mux stopped; a session bus that can activate it (the activation file mux ships,
     with this installation's muxd): the first search starts it, and finds the panes
     it restored from its snapshot."""
-    from mux.system.muxd_command import muxd_argv
 
     service = Service(tmp_path, bus_address=None)
     service.start()
     service.spawn(["sleep", "603"], title="remembered")
     service.stop()  # the final snapshot holds the pane
-    data_home = tmp_path / "data"
-    services = data_home / "dbus-1" / "services"
-    services.mkdir(parents=True)
-    (services / "org.mux.Mux1.service").write_text(
-        f"[D-BUS Service]\nName=org.mux.Mux1\nExec={shlex.join(muxd_argv())}\n"
-    )
     address = f"unix:path={tmp_path / 'session-bus'}"
-    config = tmp_path / "session-bus.conf"  # only mux is activatable there
-    config.write_text(bus_config([services]))
-    daemon = subprocess.Popen(
-        [
-            "dbus-daemon",
-            f"--config-file={config}",
-            "--nofork",
-            "--nopidfile",
-            f"--address={address}",
-            "--print-address=1",
-        ],
-        env={**service.env, "XDG_DATA_HOME": str(data_home)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
+    daemon = start_activating_bus(tmp_path / "data", address, service.env)
     try:
-        assert daemon.stdout is not None and daemon.stdout.readline()
         service.bus_address = address
         found = gdbus(service, GNOME, "GetInitialResultSet", '["remembered"]')
         assert found == (["1"],)

@@ -39,17 +39,8 @@ LOOKUP = ("lookup", *(word for pair in KEYRING_ATTRIBUTES.items() for word in pa
 
 
 @pytest.fixture
-def bus(tmp_path: Path) -> Iterator[PrivateSessionBus]:
-    bus = PrivateSessionBus(tmp_path / "bus")
-    try:
-        yield bus
-    finally:
-        bus.stop()
-
-
-@pytest.fixture
-def keyring(bus: PrivateSessionBus, tmp_path: Path) -> Iterator[GnomeKeyring]:
-    keyring = GnomeKeyring(bus, tmp_path / "keyring")
+def keyring(keyring_bus: PrivateSessionBus, tmp_path: Path) -> Iterator[GnomeKeyring]:
+    keyring = GnomeKeyring(keyring_bus, tmp_path / "keyring")
     try:
         yield keyring
     finally:
@@ -94,16 +85,16 @@ def test_the_key_is_made_in_the_keyring_and_another_client_reads_it(
 
 
 def test_without_a_secret_service_the_key_is_a_private_file(
-    bus: PrivateSessionBus, state: Path
+    keyring_bus: PrivateSessionBus, state: Path
 ) -> None:
-    first = found(find_key(state, create=True, bus_address=bus.address))
+    first = found(find_key(state, create=True, bus_address=keyring_bus.address))
     assert (first.store, first.created) == (KeyStore.FILE, True)
     path = state / KEY_FILE_NAME
     assert path.read_bytes() == first.key
     status = path.stat()
     assert (status.st_mode & 0o777, status.st_uid) == (0o600, os.geteuid())
 
-    for address in (bus.address, None, f"unix:path={state / 'no-bus-here'}"):
+    for address in (keyring_bus.address, None, f"unix:path={state / 'no-bus-here'}"):
         again = found(find_key(state, create=True, bus_address=address))
         assert (again.key, again.store, again.created) == (first.key, KeyStore.FILE, False)
 
@@ -130,26 +121,26 @@ def test_a_locked_keyring_is_reported_never_unlocked_and_gets_nothing(
 
 
 def test_a_file_key_is_used_while_the_keyring_is_locked_then_moves_into_it(
-    bus: PrivateSessionBus, tmp_path: Path, state: Path
+    keyring_bus: PrivateSessionBus, tmp_path: Path, state: Path
 ) -> None:
     """The file stays the key's home until the keyring can take it: contents sealed with
     it open throughout, and no second key is ever made."""
-    made = found(find_key(state, create=True, bus_address=bus.address))
+    made = found(find_key(state, create=True, bus_address=keyring_bus.address))
     assert made.store is KeyStore.FILE
     blob = sealed.seal(made.key, b"old output", b"pane 1")
 
-    keyring = GnomeKeyring(bus, tmp_path / "keyring")
+    keyring = GnomeKeyring(keyring_bus, tmp_path / "keyring")
     try:
         keyring.lock()
-        locked = found(find_key(state, create=True, bus_address=bus.address))
+        locked = found(find_key(state, create=True, bus_address=keyring_bus.address))
         assert (locked.key, locked.store) == (made.key, KeyStore.FILE)
         assert mux_items(keyring) == 0
     finally:
         keyring.stop()
 
-    keyring = GnomeKeyring(bus, tmp_path / "keyring")  # a new login: unlocked again
+    keyring = GnomeKeyring(keyring_bus, tmp_path / "keyring")  # a new login: unlocked again
     try:
-        moved = found(find_key(state, create=True, bus_address=bus.address))
+        moved = found(find_key(state, create=True, bus_address=keyring_bus.address))
         assert (moved.key, moved.store, moved.moved_from_file) == (
             made.key,
             KeyStore.KEYRING,
@@ -257,7 +248,7 @@ def test_a_key_file_that_is_a_link_or_a_fifo_is_refused(state: Path, tmp_path: P
 
 
 @contextlib.contextmanager
-def _watching_for_unlocks(bus: PrivateSessionBus) -> Iterator[list[str]]:
+def _watching_for_unlocks(keyring_bus: PrivateSessionBus) -> Iterator[list[str]]:
     """dbus-monitor on `bus`: the list gets every Unlock and prompt call made inside."""
     rules = (
         "type='method_call',interface='org.freedesktop.Secret.Service',member='Unlock'",
@@ -265,7 +256,7 @@ def _watching_for_unlocks(bus: PrivateSessionBus) -> Iterator[list[str]]:
     )
     calls: list[str] = []
     process = subprocess.Popen(
-        ["dbus-monitor", "--address", bus.address, *rules],
+        ["dbus-monitor", "--address", keyring_bus.address, *rules],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,
@@ -308,14 +299,16 @@ time.sleep(120)
 
 
 def test_a_secret_service_that_never_answers_is_given_up_and_no_file_is_made(
-    bus: PrivateSessionBus, state: Path
+    keyring_bus: PrivateSessionBus, state: Path
 ) -> None:
     silent = subprocess.Popen(
-        [sys.executable, "-c", _SILENT_SERVICE, bus.address], stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", _SILENT_SERVICE, keyring_bus.address],
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert silent.stdout is not None and silent.stdout.readline() == "ready\n"
-        lookup = find_key(state, create=True, bus_address=bus.address, timeout=0.5)
+        lookup = find_key(state, create=True, bus_address=keyring_bus.address, timeout=0.5)
         assert isinstance(lookup, KeyRefused), lookup
         assert "did not answer within 0.5 s" in lookup.problem
         assert not (state / KEY_FILE_NAME).exists()  # a key may be in it: no second one

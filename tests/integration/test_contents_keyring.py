@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,20 +26,11 @@ SECRET = "KEYRING-CONTENTS-MARKER-51c"
 PRINT = f"printf '%s%s\\n' {SECRET[:7]} {SECRET[7:]}; exec sleep 900"
 
 
-@pytest.fixture
-def bus(tmp_path: Path) -> Iterator[PrivateSessionBus]:
-    bus = PrivateSessionBus(tmp_path / "bus")
-    try:
-        yield bus
-    finally:
-        bus.stop()
-
-
 def test_the_key_is_in_the_keyring_and_late_contents_appear_once_it_unlocks(
-    bus: PrivateSessionBus, tmp_path: Path, tmp_root: Path
+    keyring_bus: PrivateSessionBus, tmp_path: Path, tmp_root: Path
 ) -> None:
-    keyring = GnomeKeyring(bus, tmp_path / "keyring")
-    svc = Service(tmp_root, bus_address=bus.address, config=CONFIG).start()
+    keyring = GnomeKeyring(keyring_bus, tmp_path / "keyring")
+    svc = Service(tmp_root, bus_address=keyring_bus.address, config=CONFIG).start()
     try:
         pane = svc.spawn(["sh", "-c", PRINT])
         svc.wait_screen(pane, SECRET)
@@ -58,7 +48,7 @@ def test_the_key_is_in_the_keyring_and_late_contents_appear_once_it_unlocks(
         assert keyring.is_locked(), "mux never unlocks it"
 
         keyring.stop()  # ... and the user logs in: the keyring comes back unlocked
-        keyring = GnomeKeyring(bus, tmp_path / "keyring")
+        keyring = GnomeKeyring(keyring_bus, tmp_path / "keyring")
         wait_for(lambda: "── restored" in svc.screen_text(pane), what="the old contents, late")
         assert svc.screen_text(pane).count(SECRET) == 2
         assert "Traceback" not in svc.log()

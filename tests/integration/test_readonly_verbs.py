@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shlex
 import signal
 import subprocess
 from collections.abc import Iterator
@@ -17,9 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from mux.system.muxd_command import muxd_argv
 from muxctl.errors import EXIT_NOT_RUNNING
-from tests.harness import Service, bus_config, wait_for
+from tests.harness import Service, start_activating_bus, wait_for
 
 READ_ONLY = [("ls",), ("status",), ("windows",), ("capture", "1"), ("snapshots",), ("ls", "--json")]
 
@@ -50,30 +48,8 @@ class ActivatingBus:
 def activating_bus(tmp_root: Path) -> Iterator[ActivatingBus]:
     address = f"unix:path={tmp_root / 'session-bus'}"
     service = Service(tmp_root, bus_address=address)
-    data_home = tmp_root / "data"
-    services = data_home / "dbus-1" / "services"
-    services.mkdir(parents=True)
-    (services / "org.mux.Mux1.service").write_text(
-        f"[D-BUS Service]\nName=org.mux.Mux1\nExec={shlex.join(muxd_argv())}\n"
-    )
-    # Only mux is activatable there (not the machine's keyring, say).
-    config = tmp_root / "session-bus.conf"
-    config.write_text(bus_config([services]))
-    daemon = subprocess.Popen(
-        [
-            "dbus-daemon",
-            f"--config-file={config}",
-            "--nofork",
-            "--nopidfile",
-            f"--address={address}",
-            "--print-address=1",
-        ],
-        env={**service.env, "XDG_DATA_HOME": str(data_home)},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-    )
+    daemon = start_activating_bus(tmp_root / "data", address, service.env)
     try:
-        assert daemon.stdout is not None and daemon.stdout.readline(), "dbus-daemon started"
         yield ActivatingBus(service, daemon)
     finally:
         service.stop()

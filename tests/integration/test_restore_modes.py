@@ -64,29 +64,13 @@ def test_ask_holds_every_pane_until_started_or_dismissed(tmp_root: Path) -> None
         screen = svc.wait_screen(first, "press Enter to start it")
         assert "waiting to start: sleep 700" in screen
         # Start through an independent client.
-        svc.busctl(
-            "call",
-            "org.mux.Mux1",
-            "/org/mux/Mux1",
-            "org.mux.Mux1.Manager",
-            "Start",
-            "t",
-            str(first),
-        )
+        start = ("call", "org.mux.Mux1", "/org/mux/Mux1", "org.mux.Mux1.Manager", "Start", "t")
+        svc.busctl(*start, str(first))
         started = svc.panes()[first]
         assert started["state"] == "running" and pid_alive(started["pid"])
         assert (started["argv"], started["id"]) == (["sleep", "700"], first)
         # Start of a pane that does not wait is refused, naming it.
-        refused = svc.busctl(
-            "call",
-            "org.mux.Mux1",
-            "/org/mux/Mux1",
-            "org.mux.Mux1.Manager",
-            "Start",
-            "t",
-            str(first),
-            check=False,
-        )
+        refused = svc.busctl(*start, str(first), check=False)
         assert refused.returncode != 0 and f"pane {first} is not waiting" in refused.stderr
         # Kill dismisses a held pane: nothing ran.
         svc.call("Kill", "t", [second])

@@ -83,6 +83,28 @@ def with_table(home: Path, test: TableTest, **settings: Any) -> None:
         loop.close()
 
 
+def one_pane_session(
+    directory: Path, pane_id: int, argv: list[str], *, window: int = 1, **fields: Any
+) -> Session:
+    """A snapshot of one window holding one pane running `argv` in `directory`."""
+    program = shutil.which(argv[0]) or str(directory / argv[0])
+    pane = PaneSnapshot(
+        id=pane_id,
+        kind=LaunchKind.EXPLICIT,
+        argv=argv,
+        program=program,
+        cwd=CwdRecord(path=str(directory), source="launch", captured_at=0.0),
+        title=fields.pop("title", ""),
+        rows=fields.pop("rows", 24),
+        cols=fields.pop("cols", 80),
+        invocation="0" * 32,
+        **fields,
+    )
+    node = LayoutNode(id=1, kind="pane", pane=pane_id)
+    snapshot = WindowSnapshot(id=window, nodes=[node], root=1, focused_pane=pane_id)
+    return Session(version=1, generation=1, saved_at=0.0, windows=[snapshot], panes=[pane])
+
+
 def sleeper(table: PaneTable, spawner: str | None = SPAWNER) -> Pane:
     return table.spawn(
         SpawnRequest(kind=LaunchKind.EXPLICIT, argv=("sleep", "60")), spawner=spawner
@@ -300,22 +322,7 @@ def test_an_idle_screen_is_swept_once_started(tmp_path: Path) -> None:
 
 
 def test_a_restored_title_reaches_the_observers(tmp_path: Path) -> None:
-    sleep = shutil.which("sleep")
-    assert sleep is not None
-    saved = PaneSnapshot(
-        id=4,
-        kind=LaunchKind.EXPLICIT,
-        argv=["sleep", "60"],
-        program=sleep,
-        cwd=CwdRecord(path=str(tmp_path), source="launch", captured_at=0.0),
-        title="vim notes.txt",  # what the program had set
-        rows=24,
-        cols=80,
-        invocation="0" * 32,
-    )
-    node = LayoutNode(id=1, kind="pane", pane=4)
-    window = WindowSnapshot(id=1, nodes=[node], root=1, focused_pane=4)
-    session = Session(version=1, generation=1, saved_at=0.0, windows=[window], panes=[saved])
+    session = one_pane_session(tmp_path, 4, ["sleep", "60"], title="vim notes.txt")
 
     async def test(table: PaneTable, loop: SteeredLoop) -> None:
         heard = Recorder()
@@ -331,20 +338,7 @@ def test_a_restored_title_reaches_the_observers(tmp_path: Path) -> None:
 def test_the_cells_budget_keeps_the_sum_of_every_panes_size(tmp_path: Path) -> None:
     """The budget's running total is the sum over the table after every way a pane comes,
     changes size or goes: a spawn, a resize, a close, a restore that holds a place."""
-    missing = PaneSnapshot(
-        id=9,
-        kind=LaunchKind.EXPLICIT,
-        argv=["no-such-program-here"],
-        program=str(tmp_path / "no-such-program-here"),
-        cwd=CwdRecord(path=str(tmp_path), source="launch", captured_at=0.0),
-        title="",
-        rows=30,
-        cols=100,
-        invocation="0" * 32,
-    )
-    node = LayoutNode(id=1, kind="pane", pane=9)
-    window = WindowSnapshot(id=1, nodes=[node], root=1, focused_pane=9)
-    session = Session(version=1, generation=1, saved_at=0.0, windows=[window], panes=[missing])
+    session = one_pane_session(tmp_path, 9, ["no-such-program-here"], rows=30, cols=100)
 
     def assert_counted(table: PaneTable) -> None:
         assert table.cells.in_use == sum(pane.rows * pane.cols for pane in table)
@@ -371,22 +365,7 @@ def test_the_cells_budget_keeps_the_sum_of_every_panes_size(tmp_path: Path) -> N
 def test_a_held_pane_is_restored_from_the_snapshot_after_a_crash(tmp_path: Path) -> None:
     """The fd store's record of a held pane says "running, no terminal": a muxd that
     follows a crash leaves it to the snapshot (which keeps held panes) to hold again."""
-    sleep = shutil.which("sleep")
-    assert sleep is not None
-    saved = PaneSnapshot(
-        id=6,
-        kind=LaunchKind.EXPLICIT,
-        argv=["sleep", "60"],
-        program=sleep,
-        cwd=CwdRecord(path=str(tmp_path), source="launch", captured_at=0.0),
-        title="",
-        rows=24,
-        cols=80,
-        invocation="0" * 32,
-    )
-    node = LayoutNode(id=1, kind="pane", pane=6)
-    window = WindowSnapshot(id=3, nodes=[node], root=1, focused_pane=6)
-    session = Session(version=1, generation=1, saved_at=0.0, windows=[window], panes=[saved])
+    session = one_pane_session(tmp_path, 6, ["sleep", "60"], window=3)
 
     async def test(table: PaneTable, loop: SteeredLoop) -> None:
         choices = RestoreChoices(mode=RestoreMode.ASK)
