@@ -46,6 +46,13 @@ def test_a_crash_on_the_private_bus_restores_the_panes_from_the_snapshot(
     sd.systemctl("unset-environment", "DBUS_SESSION_BUS_ADDRESS")
     log = install(sd, "Environment=MUX_LOG_LEVEL=DEBUG")
     first_ids = [spawn(sd, "--title", f"p{n}", "--", "sleep", f"{940 + n}") for n in range(3)]
+    # Its output is saved (sealed) with the snapshot and shown again after the crash.
+    printed = "printf '%s%s\\n' CRASH-CONTENTS -MARKER; exec sleep 950"
+    first_ids.append(spawn(sd, "--title", "printer", "--", "sh", "-c", printed))
+    wait_for(
+        lambda: "CRASH-CONTENTS-MARKER" in sd.muxctl("capture", str(first_ids[-1])).stdout,
+        what="the printer's output",
+    )
     before = listed(sd)
     assert sorted(before) == first_ids
     status = sd.muxctl("status")
@@ -58,12 +65,16 @@ def test_a_crash_on_the_private_bus_restores_the_panes_from_the_snapshot(
     restarted(sd, first, log)
     after = wait_for(lambda: listed(sd), what=f"muxctl to answer\n{_tail(log)}")
     assert _titles(after) == _titles(before), _tail(log)
+    assert sorted(after) == first_ids, "each pane keeps its id"
+    screen = sd.muxctl("capture", str(first_ids[-1])).stdout
+    old, marker = screen.find("CRASH-CONTENTS-MARKER"), screen.find("── restored")
+    assert 0 <= old < marker, screen
     # The programs were in mux.service's cgroup, which systemd killed: started again.
     for pane in before.values():
         assert not pid_alive(int(pane["pid"]))
     assert all(pid_alive(int(pane["pid"])) for pane in after.values())
     assert sd.show("mux.service", "NRestarts") == "1"
-    assert "re-adopting 0 of its 3 panes" in _tail(log)
+    assert "re-adopting 0 of its 4 panes" in _tail(log)
 
     pids = [int(pane["pid"]) for pane in after.values()]
     sd.systemctl("stop", "mux.service")
