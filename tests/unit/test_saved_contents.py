@@ -1,16 +1,20 @@
 """A pane's saved contents (mux.terminal.saved_contents): text with SGR only, whatever the
 program wrote; the restored marker and mux's notices wrapped at word boundaries."""
 
+import codecs
 import re
+from collections.abc import Iterable, Iterator
 
 from avt._avt import Color, Line, Vt
-from hypothesis import given
+from avt._avt.util import TextUnwrapper
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from mux.panes.pane_view import PaneView, notice_line
 from mux.panes.restored_marker import restored_marker
 from mux.terminal.modes import ModeTracker
 from mux.terminal.saved_contents import contents_of, wrap_words
+from mux.terminal.styled_rows import row_text
 
 ROWS, COLS = 6, 30
 # Text, SGR (ESC [ digits/semicolons m) and CR LF: nothing else reaches a terminal.
@@ -247,3 +251,119 @@ def test_a_notice_is_wrapped_at_word_boundaries_to_the_pane() -> None:
 def test_only_a_word_longer_than_the_row_is_cut() -> None:
     assert wrap_words("a " + "x" * 25, 10) == ["a " + "x" * 8, "x" * 10, "x" * 7]
     assert wrap_words("中文中文中文", 5) == ["中文", "中文", "中文"]  # by cells, not characters
+
+
+def reference_contents_of(
+    history: bytes,
+    screen_dump: str,
+    rows: int,
+    cols: int,
+    *,
+    max_lines: int,
+    max_bytes: int,
+    history_cut: bool = False,
+) -> bytes:
+    """`contents_of` as it was made before it read avt's dump: each row from its cells."""
+    screen = Vt(cols, rows, scrollback_limit=0)
+    screen.feed_str(screen_dump)
+    alternate = "\x9b?1047h" in screen_dump or "\x1b[?1047h" in screen_dump
+    earlier: list[Line] = []
+    if max_lines > 0 and history:
+        if history_cut:
+            history = history[history.find(b"\n") + 1 :] if b"\n" in history else b""
+        scratch = Vt(cols, rows, scrollback_limit=max_lines)
+        scratch.feed_str(codecs.decode(history, "utf-8", errors="replace") + "\x1b[?1049l")
+        earlier = scratch.lines()
+        if not alternate:
+            earlier = earlier[: len(earlier) - rows]
+        else:
+            while earlier and not row_text(earlier[-1], keep_trailing_blanks=False):
+                earlier.pop()
+            earlier = earlier[-max_lines:]
+    if alternate:
+        lines = [*_reference_lines(earlier), *_reference_lines(screen.view())]
+    else:
+        lines = list(_reference_lines([*earlier, *screen.view()]))
+    while lines and not lines[-1]:
+        lines.pop()
+    kept: list[bytes] = []
+    for line in reversed(lines):
+        encoded = line.encode("utf-8", errors="replace") + b"\r\n"
+        if sum(map(len, kept)) + len(encoded) > max_bytes:
+            break
+        kept.append(encoded)
+    return b"".join(reversed(kept))
+
+
+def _reference_lines(rows: Iterable[Line]) -> Iterator[str]:
+    unwrapper = TextUnwrapper()
+    parts: list[str] = []
+    for row in rows:
+        wrapped = unwrapper.push(row) is None
+        parts.append(row_text(row, keep_trailing_blanks=wrapped))
+        if not wrapped:
+            yield "".join(parts)
+            parts = []
+    if parts:
+        yield "".join(parts)
+
+
+_SGR_PARAMS = st.lists(
+    st.sampled_from(
+        [
+            *("0", "1", "2", "3", "4", "5", "7", "9", "22", "24", "27", "31", "39", "42", "49"),
+            *("94", "103", "38;5;4", "38;5;202", "48;5;13", "38;2;1;2;3", "48;2;200;0;9"),
+            *("38:5:77", "48:2::5:6:7"),
+        ]
+    ),
+    max_size=3,
+).map(lambda params: "\x1b[" + ";".join(params) + "m")
+# Text (runs avt writes with REP, wide characters, combining marks, C1 controls), colours
+# and attributes, visible and invisible blanks, and what moves, erases, scrolls, wraps or
+# switches screens.
+_OUTPUT_PIECES = st.one_of(
+    st.text(alphabet="ab :m0 ", min_size=1, max_size=12),
+    _SGR_PARAMS,
+    st.sampled_from(
+        [
+            *("\r\n", "\n", "\r", "\t", "\b", " " * 9, "x" * 8, "中", "中文", "😀", "e\u0301", "é"),
+            *("\u0085", "\u009b", "\x1b[K", "\x1b[2J", "\x1b[H", "\x1b[3;2H", "\x1b[2A"),
+            *("\x1b[?1049h", "\x1b[?1049l", "\x1b[?1047h", "\x1b7", "\x1b8", "\x1bH"),
+            *("\x1b[3g", "\x1b[2;4r", "\x1b[?6h", "\x1b[?7l", "\x1b[?7h", "\x1b[4h", "\x1b[3b"),
+            *("\x1b[2@", "\x1b[3P", "\x1b[2X", "\x1b(0q", "\x1b(B", "\x1b[?25l", "\x1b[L"),
+            *("\x1b[41m   \x1b[0m  ", "\x1b[7m  \x1b[1m  ", "\x1b[4m ", "\x1b[9m  \x1b[0m"),
+        ]
+    ),
+)
+# (rows, cols, max_lines, max_bytes, the history ring's bytes: small ones lose the start)
+_SHAPES = st.tuples(
+    st.integers(min_value=1, max_value=7),
+    st.integers(min_value=2, max_value=12),
+    st.integers(min_value=0, max_value=30),
+    st.integers(min_value=0, max_value=1200),
+    st.sampled_from([48, 200, 1 << 20]),
+)
+
+
+@settings(max_examples=400)
+@given(st.lists(_OUTPUT_PIECES, max_size=50), _SHAPES)
+@example(["\x1b[41m", "ab", "\x1b[0m", " " * 20, "\r\n"] * 3, (3, 8, 10, 1 << 20, 1 << 20))
+@example(["中文" * 9, "\x1b[?1049h", "\x1b[7mvim\r\n"], (4, 5, 3, 1 << 20, 1 << 20))
+@example(["\x1b[1m", "\x1b[2J"], (2, 2, 0, 12, 48))
+def test_the_contents_are_what_reading_each_cell_made(
+    pieces: list[str], shape: tuple[int, int, int, int, int]
+) -> None:
+    rows, cols, max_lines, max_bytes, ring = shape
+    data = "".join(pieces).encode()
+    view = PaneView.blank(rows, cols, ring)
+    view.scrollback.append(data)
+    view.queue_for_emulation(data)
+    dump, _ = view.dump_screen()
+    history = view.scrollback.contents()
+    cut = view.scrollback.total > len(history)
+    arguments = (history, dump, rows, cols)
+    assert contents_of(
+        *arguments, max_lines=max_lines, max_bytes=max_bytes, history_cut=cut
+    ) == reference_contents_of(
+        *arguments, max_lines=max_lines, max_bytes=max_bytes, history_cut=cut
+    )
