@@ -83,6 +83,7 @@ class Session:
     contents_files: int = 0
     contents_bytes: int = 0
     ends: dict[int, str] = field(default_factory=dict)  # pane id -> its `end PID` line
+    all_contents_s: float = 0.0  # Snapshot() asked until every pane's contents are saved
 
 
 @dataclass
@@ -130,9 +131,15 @@ async def make_session(svc: Service, session: Session, lines: int, restarted: Pa
                 del waiting[pane]
             await asyncio.sleep(0.05)
         session.shown_s = time.perf_counter() - began
+        # A Snapshot saves contents for at most 5 s (the rest at the next periodic save):
+        # asked again until every pane's contents are on disk.
+        contents = svc.state / "mux" / "contents"
         began = time.perf_counter()
         await call(bus, "Snapshot")
         session.snapshot_s = time.perf_counter() - began
+        while len([f for f in contents.iterdir() if not f.name.startswith(".")]) < len(ids):
+            await call(bus, "Snapshot")
+        session.all_contents_s = time.perf_counter() - began
     finally:
         bus.disconnect()
 
@@ -280,7 +287,14 @@ def report(args: argparse.Namespace, session: Session, runs: dict[str, list[Run]
         [
             ["spawn (warm client), ms", f"{session.spawn_s * 1000:.0f}"],
             ["every pane's output on its screen, ms", f"{session.shown_s * 1000:.0f}"],
-            ["Snapshot() with every pane's contents, ms", f"{session.snapshot_s * 1000:.0f}"],
+            [
+                "one Snapshot() (contents saved for at most 5 s), ms",
+                f"{session.snapshot_s * 1000:.0f}",
+            ],
+            [
+                "Snapshot() until every pane's contents are saved, ms",
+                f"{session.all_contents_s * 1000:.0f}",
+            ],
             ["contents files on disk", f"{session.contents_files}/{n}"],
             ["contents on disk per pane, KiB", f"{per_pane / 1024:.1f}"],
         ],
