@@ -306,8 +306,14 @@ def test_a_command_that_did_not_checkpoint_is_not_replayed(service: Service) -> 
     wait_for(lambda: service.panes()[pane]["shell_state"] == "command", what="sleep running")
     path, _ = service.call("Snapshot")
     (record,) = json.loads(Path(path).read_text())["panes"]
-    assert record["replay"] is None
+    # Recorded for the restore to decide with the settings of then (mux.panes.replay)...
+    assert record["replay"] == "sleep 600"
     assert record["checkpoint"] is None
+    # ... which, with sleep in no allowlist and no checkpoint, types nothing again.
+    assert service.stop() == 0
+    service.start()
+    screen = service.wait_screen(pane, "started again")  # (below its old contents)
+    assert "typing again" not in screen
 
 
 def test_the_allowlist_replays_named_programs(dbus_daemon: DBusDaemon, tmp_root: Path) -> None:
@@ -327,7 +333,19 @@ def test_the_allowlist_replays_named_programs(dbus_daemon: DBusDaemon, tmp_root:
         service.stop()
 
 
-def test_a_replay_still_waiting_survives_an_upgrade(service: Service) -> None:
+def test_a_replay_still_waiting_survives_an_upgrade(
+    dbus_daemon: DBusDaemon, tmp_root: Path
+) -> None:
+    service = Service(
+        tmp_root, bus_address=dbus_daemon.address, config='replay_commands = ["sleep"]\n'
+    ).start()
+    try:
+        _replay_waits_across_an_upgrade(service)
+    finally:
+        service.stop()
+
+
+def _replay_waits_across_an_upgrade(service: Service) -> None:
     pane = service.spawn(shell="bash")
     wait_for(lambda: service.panes()[pane]["shell_state"] == "prompt", what="the prompt")
     assert service.process is not None
