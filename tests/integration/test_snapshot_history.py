@@ -14,6 +14,15 @@ from dbus_fast import Variant
 from tests.harness import Service, wait_for
 
 CONFIG = "kill_grace_seconds = 0.5\n"
+# RestoreSnapshot through busctl, an independent client.
+RESTORE = (
+    "call",
+    "org.mux.Mux1",
+    "/org/mux/Mux1",
+    "org.mux.Mux1.Manager",
+    "RestoreSnapshot",
+    "ta{sv}",
+)
 
 
 def _restart(svc: Service, config: str = CONFIG) -> None:
@@ -107,48 +116,11 @@ def test_restore_of_a_subset_and_bad_requests(tmp_root: Path) -> None:
         wait_for(lambda: not svc.panes(), what="every pane closed")
         started = _restore(svc, old, panes=[panes[1]])
         assert [e["argv"] for e in started] == [["sleep", "821"]]
-        refused = svc.busctl(
-            "call",
-            "org.mux.Mux1",
-            "/org/mux/Mux1",
-            "org.mux.Mux1.Manager",
-            "RestoreSnapshot",
-            "ta{sv}",
-            str(old),
-            "1",
-            "panes",
-            "at",
-            "1",
-            "999",
-            check=False,
-        )
+        refused = svc.busctl(*RESTORE, str(old), "1", "panes", "at", "1", "999", check=False)
         assert refused.returncode != 0 and f"snapshot {old} has no pane 999" in refused.stderr
-        unknown = svc.busctl(
-            "call",
-            "org.mux.Mux1",
-            "/org/mux/Mux1",
-            "org.mux.Mux1.Manager",
-            "RestoreSnapshot",
-            "ta{sv}",
-            "424242",
-            "0",
-            check=False,
-        )
+        unknown = svc.busctl(*RESTORE, "424242", "0", check=False)
         assert unknown.returncode != 0 and "no snapshot 424242" in unknown.stderr
-        bad = svc.busctl(
-            "call",
-            "org.mux.Mux1",
-            "/org/mux/Mux1",
-            "org.mux.Mux1.Manager",
-            "RestoreSnapshot",
-            "ta{sv}",
-            str(old),
-            "1",
-            "everything",
-            "b",
-            "true",
-            check=False,
-        )
+        bad = svc.busctl(*RESTORE, str(old), "1", "everything", "b", "true", check=False)
         assert bad.returncode != 0 and "unknown RestoreSnapshot option 'everything'" in bad.stderr
         assert "Traceback" not in svc.log()
     finally:
