@@ -403,11 +403,11 @@ class Service:
         )
 
     def wait_exited(self, pane_id: int, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
-        return wait_for(
-            lambda: (p := self.panes().get(pane_id)) and p["state"] == "exited" and p,
-            timeout,
-            what=f"pane {pane_id} to exit",
-        )
+        def exited() -> dict[str, Any]:
+            pane = self.panes().get(pane_id)
+            return pane if pane is not None and pane["state"] == "exited" else {}
+
+        return wait_for(exited, timeout, what=f"pane {pane_id} to exit")
 
 
 def _run_tool(argv: list[str], check: bool, what: str) -> subprocess.CompletedProcess[str]:
