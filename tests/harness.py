@@ -115,6 +115,20 @@ class DBusDaemon:
         self.process.wait(timeout=10)
 
 
+def name_owned(bus_address: str) -> bool:
+    """Whether org.mux.Mux1 has an owner, asked of the bus itself (busctl): nothing is
+    activated by asking."""
+    bus = ("org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus")
+    result = subprocess.run(
+        ["busctl", f"--address={bus_address}", "call", *bus, "NameHasOwner", "s", "org.mux.Mux1"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    return result.stdout.strip() == "b true"
+
+
 def start_activating_bus(
     directory: Path, address: str, env: dict[str, str]
 ) -> subprocess.Popen[bytes]:

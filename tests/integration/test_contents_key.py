@@ -288,13 +288,13 @@ def test_a_key_file_of_another_user_is_refused(state: Path) -> None:
 
 
 _SILENT_SERVICE = """
-import sys, time
+import sys
 from jeepney.bus_messages import message_bus
 from jeepney.io.blocking import Proxy, open_dbus_connection
 connection = open_dbus_connection(bus=sys.argv[1])
 Proxy(message_bus, connection).RequestName("org.freedesktop.secrets")
 print("ready", flush=True)
-time.sleep(120)
+sys.stdin.read()  # silent until the test is done with it (it closes stdin, or kills it)
 """
 
 
@@ -303,6 +303,7 @@ def test_a_secret_service_that_never_answers_is_given_up_and_no_file_is_made(
 ) -> None:
     silent = subprocess.Popen(
         [sys.executable, "-c", _SILENT_SERVICE, keyring_bus.address],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from mux.system.muxd_command import muxd_argv
-from tests.harness import Service, pid_alive, wait_for
+from tests.harness import Service, name_owned, pid_alive, wait_for
 
 VERBS = (
     "status",
@@ -119,27 +119,6 @@ def muxd_directly(svc: Service) -> subprocess.CompletedProcess[str]:
         timeout=30,
         check=False,
     )
-
-
-def name_owned(bus_address: str) -> bool:
-    result = subprocess.run(
-        [
-            "busctl",
-            f"--address={bus_address}",
-            "call",
-            "org.freedesktop.DBus",
-            "/org/freedesktop/DBus",
-            "org.freedesktop.DBus",
-            "NameHasOwner",
-            "s",
-            "org.mux.Mux1",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    )
-    return result.stdout.strip() == "b true"
 
 
 def session_id(pid: int) -> int:

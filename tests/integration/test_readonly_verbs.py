@@ -17,23 +17,9 @@ from pathlib import Path
 import pytest
 
 from muxctl.errors import EXIT_NOT_RUNNING
-from tests.harness import Service, start_activating_bus, wait_for
+from tests.harness import Service, name_owned, start_activating_bus, wait_for
 
 READ_ONLY = [("ls",), ("status",), ("windows",), ("capture", "1"), ("snapshots",), ("ls", "--json")]
-
-
-def name_owned(service: Service) -> bool:
-    """Asked of the bus itself (busctl), which activates nothing."""
-    result = service.busctl(
-        "call",
-        "org.freedesktop.DBus",
-        "/org/freedesktop/DBus",
-        "org.freedesktop.DBus",
-        "NameHasOwner",
-        "s",
-        "org.mux.Mux1",
-    )
-    return result.stdout.strip() == "b true"
 
 
 @dataclass
@@ -94,11 +80,13 @@ def test_read_only_verbs_do_not_activate_mux_on_a_session_bus(
     service.start()
     pane = service.spawn(["sleep", "607"], title="build")
     _stop(service)
-    assert not name_owned(service)
+    assert not name_owned(service.bus_address)
 
     for verb in [*READ_ONLY, ("status", "--json")]:
         _assert_not_running(service, verb)
-        assert not name_owned(service), f"muxctl {' '.join(verb)} had the bus activate mux"
+        assert not name_owned(service.bus_address), (
+            f"muxctl {' '.join(verb)} had the bus activate mux"
+        )
         assert service.background_muxd() == [], f"muxctl {' '.join(verb)} started muxd"
     # (--no-start with a verb that acts is "not running" too, with the same status)
     assert service.muxctl("--no-start", "spawn", "--", "true").returncode == EXIT_NOT_RUNNING
@@ -108,7 +96,7 @@ def test_read_only_verbs_do_not_activate_mux_on_a_session_bus(
     # session comes back: the verbs above had only kept it from starting.
     where = service.muxctl("where", check=True)
     assert f"bus: {service.bus_address}" in where.stdout
-    assert name_owned(service)
+    assert name_owned(service.bus_address)
     (muxd,) = service.background_muxd()
     assert _activated(muxd), "the bus activated it (muxctl did not start it itself)"
     wait_for(lambda: service.muxctl("capture", str(pane)).returncode == 0, what="the pane")
