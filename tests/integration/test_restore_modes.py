@@ -159,3 +159,17 @@ def test_an_upgrade_waits_until_no_pane_is_held(tmp_root: Path) -> None:
         assert svc.panes()[pane]["state"] == "running"
     finally:
         svc.stop()
+
+
+def test_what_a_held_pane_says_of_its_saved_program_is_escaped(tmp_root: Path) -> None:
+    """The argv comes from a saved file (and first from a client): written into the pane
+    as text, its controls are shown (SPEC §12), never obeyed by the terminal."""
+    svc = Service(tmp_root, bus_address=None, config="kill_grace_seconds = 0.5\n").start()
+    try:
+        pane = svc.spawn(["sh", "-c", "exec sleep 900", "\x1b]2;pwned\x07"])
+        _restart(svc, 'restore = "ask"\n')
+        screen = svc.wait_screen(pane, "waiting to start")
+        assert "\\x1b]2;pwned\\x07" in screen, screen
+        assert svc.panes()[pane]["title"] != "pwned"
+    finally:
+        svc.stop()

@@ -22,6 +22,7 @@ from mux.panes.process import NoProcess
 from mux.panes.pty_channel import PtyChannel
 from mux.panes.shell_tracker import ShellTracker
 from mux.protocol.names import EXIT_STATUS_NOT_STARTED
+from mux.protocol.visible import visible
 from mux.system.shared_reader import SharedReader
 
 
@@ -76,7 +77,7 @@ def placeholder_pane(
     pane.state = PaneState.EXITED
     pane.exit_status = EXIT_STATUS_NOT_STARTED
     pane.show_notice(
-        f"mux: {held.launch.argv[0]} was not started again: {held.reason}.\r\n"
+        f"mux: {visible(held.launch.argv[0])} was not started again: {visible(held.reason)}.\r\n"
         "mux: this pane keeps its place and the saved pane is tried again at the next "
         "start; killing this pane gives it up (muxctl kill)."
     )

@@ -34,6 +34,7 @@ from mux.panes.table import PaneTable
 from mux.protocol.errors import MuxError, NoSuchPane
 from mux.protocol.layout import panes_of
 from mux.protocol.spawn_options import LaunchKind, SpawnRequest
+from mux.protocol.visible import visible
 from mux.resurrection.checkpoints import (
     CheckpointProblem,
     CheckpointQuarantined,
@@ -196,12 +197,12 @@ def _restore_pane(
     ]
     cwd = saved.cwd.path
     if not os.path.isdir(cwd):
-        notes.append(f"mux: {cwd} no longer exists; started in {context.home} instead")
+        notes.append(f"mux: {visible(cwd)} no longer exists; started in {context.home} instead")
         cwd = context.home
     offer = _checkpoint_offer(context.checkpoints, saved, notes)
     replay = _replay(saved, choices)
     if replay is not None:
-        notes.append(f"mux: typing again at the first prompt: {replay}")
+        notes.append(f"mux: typing again at the first prompt: {visible(replay)}")
     request = _request(saved, cwd, 0 if kept else window)
     contents = choices.contents(saved)
     if _waits(saved, choices):
@@ -322,12 +323,13 @@ def _hold(
     asks = choices.mode is not RestoreMode.LAZY or _program_name(saved) in choices.ask_programs
     replay = _replay(saved, choices)
     what = " ".join(shlex.quote(word) for word in saved.argv)
-    lines = [f"mux: waiting to start: {what}", f"mux: in {request.cwd}"]
+    # From a saved file: written into the pane, so its controls are shown, not obeyed.
+    lines = [f"mux: waiting to start: {visible(what)}", f"mux: in {visible(request.cwd or '')}"]
     notes, contents, offer = shown.notes, shown.contents, shown.offer
     if offer is not None:
         lines.append("mux: the application resumes from its checkpoint")
     if replay is not None:
-        lines.append(f"mux: then types again at the first prompt: {replay}")
+        lines.append(f"mux: then types again at the first prompt: {visible(replay)}")
     if asks:
         lines.append("mux: press Enter to start it, Ctrl-D to dismiss it")
     else:
