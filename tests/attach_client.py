@@ -83,7 +83,11 @@ class ProtocolClient:
                 )
 
     def kinds(self) -> list[str]:
-        return [f.kind.name for f in self.frames]
+        """Frame kinds in order; an ERROR names its code and message, so a failure says why."""
+        return [
+            f"ERROR({f.code}: {f.message})" if isinstance(f, proto.Error) else f.kind.name
+            for f in self.frames
+        ]
 
     def screen_bytes(self) -> bytes:
         """REPAINT and OUTPUT payloads in order: what a terminal would be fed."""

@@ -289,6 +289,24 @@ def test_hello_then_attach_zero_skips_the_pane_the_client_runs_in() -> None:
     run(test)
 
 
+def test_a_client_in_session_zero_attaches_a_pane_with_no_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In a container, processes in init's session have session id 0; a held pane's
+    pid is 0 too. That is no reason to call the pane the client's own (CI saw this)."""
+    monkeypatch.setattr(os, "getsid", lambda pid: 0)
+
+    async def test() -> None:
+        hub, directory = make_hub()
+        directory.add(1, pid=0)
+        client = connect(hub, peer_pid=os.getpid())
+        await client.send(proto.Hello(), proto.Attach(1))
+        assert (await client.wait_for(proto.Attached)).pane == 1
+        assert not client.of(proto.Error)
+
+    run(test)
+
+
 # -- the end of sessions -----------------------------------------------------------
 
 

@@ -168,6 +168,8 @@ class AttachHubOf(Generic[P]):
             session = os.getsid(pid)
         except OSError:
             return None
+        if session <= 0:  # in a container, processes in init's session have session 0:
+            return None  # that is not the pid 0 of a pane with no process (a held pane)
         return next((pane for pane in self._table if pane.pid == session), None)
 
     def subscribe(self, session: AttachSession[P], pane: P) -> None:
