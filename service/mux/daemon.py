@@ -61,7 +61,7 @@ from mux.lifecycle.upgrade import (
 )
 from mux.lifecycle.upgrader import Upgrader
 from mux.panes.table import PaneTable
-from mux.panes.table_resume import resume_into
+from mux.panes.table_resume import Unresumed, resume_into
 from mux.protocol.exit_status import EX_CONFIG, EX_UNAVAILABLE
 from mux.resurrection.checkpoints import CheckpointStore
 from mux.resurrection.endpoints import Endpoints
@@ -104,7 +104,7 @@ class Daemon:
         self._inherited = inherited if inherited is not None else ListenFds()
         self._record_slots = record_slots
         self._after_crash = record_slots is not None
-        self._not_readopted: list[int] = []
+        self._unresumed = Unresumed()  # what the handover leaves to the snapshot
         self._stopping = asyncio.Event()
         self._exit_status = 0
         self.control: ControlPlane | None = None  # (made by `run`)
@@ -155,12 +155,13 @@ class Daemon:
                 resume.session_problem,
                 saving_disabled=resume.saving_disabled,
             )
-        # After a crash, the snapshot restores only what the fd store did not keep.
-        saved = keeper.load() if resume is None or self._not_readopted else None
+        # After a crash or an upgrade, the snapshot restores only what was not handed over.
+        unresumed = self._unresumed
+        saved = keeper.load() if resume is None or unresumed.ids else None
         await contents.find_key()  # (waiting a moment at most: see contents_keeper)
         if saved is not None:
             await end_hung_up(saved, hung_up, self.settings.kill_grace_seconds)
-            keeper.restore(saved, self.supervisor, only=self._not_readopted or None)
+            keeper.restore(saved, self.supervisor, only=unresumed.ids or None, held=unresumed.held)
         keeper.start_saving(loop, saved if resume is None else None)
         table.add_observer(TableChanges(keeper, status))
         desktop.join(table, control)
@@ -247,7 +248,7 @@ class Daemon:
             shared_reader=reader,
         )
         if resume is not None:
-            self._not_readopted = resume_into(table, resume.table, after_crash=self._after_crash)
+            self._unresumed = resume_into(table, resume.table, after_crash=self._after_crash)
         return table
 
     def _handle_signals(self, loop: asyncio.AbstractEventLoop) -> None:

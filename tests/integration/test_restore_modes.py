@@ -144,19 +144,30 @@ def test_restore_ask_programs_wait_even_when_the_rest_starts(tmp_root: Path) -> 
         svc.stop()
 
 
-def test_an_upgrade_waits_until_no_pane_is_held(tmp_root: Path) -> None:
-    """A held pane's way to start is not handed over across the exec: the upgrade is
-    refused, saying why and what to do, and mux keeps running as it was."""
+def test_a_held_pane_is_still_held_after_an_upgrade(tmp_root: Path) -> None:
+    """An upgrade hands a held pane over through the snapshot: the same id, its old
+    contents, still waiting (even though the configuration says "always" now: the
+    person has not decided yet), and Start starts it afterwards."""
     svc = Service(tmp_root, bus_address=None, config="kill_grace_seconds = 0.5\n").start()
     try:
-        (pane,) = _sleepers(svc, 1)
-        _restart(svc, 'restore = "ask"\n')
-        refused = svc.muxctl("upgrade")
-        assert refused.returncode == 1, refused
-        assert "wait to be started" in refused.stderr and "muxctl start --all" in refused.stderr
-        assert svc.panes()[pane]["state"] == "held"
-        assert svc.muxctl("start", "--all").returncode == 0
-        assert svc.panes()[pane]["state"] == "running"
+        held = svc.spawn(["sh", "-c", "echo before-the-upgrade; exec sleep 701"])
+        svc.wait_screen(held, "before-the-upgrade")
+        (running,) = _sleepers(svc, 1)
+        _restart(svc, 'restore = "ask"\nkill_grace_seconds = 0.5\n')
+        svc.call("Start", "t", [running])
+        pid = svc.panes()[running]["pid"]
+        (svc.config_home / "mux" / "config.toml").write_text('restore = "always"\n')
+        svc.muxctl("upgrade", check=True)
+        wait_for(lambda: "resumed after an upgrade" in svc.log(), what="the new muxd")
+        panes = svc.panes()
+        assert panes[held]["state"] == "held" and panes[held]["pid"] == 0
+        assert (panes[running]["state"], panes[running]["pid"]) == ("running", pid)
+        screen = svc.wait_screen(held, "press Enter to start it")
+        assert "before-the-upgrade" in svc.muxctl("capture", "--history", str(held)).stdout
+        assert "waiting to start" in screen
+        svc.call("Start", "t", [held])
+        assert svc.panes()[held]["state"] == "running"
+        assert "before-the-upgrade" in svc.muxctl("capture", "--history", str(held)).stdout
     finally:
         svc.stop()
 

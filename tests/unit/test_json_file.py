@@ -49,6 +49,7 @@ HOSTILE = [
     (b"\xef\xbb\xbf{}", "not valid JSON"),  # a byte order mark is not JSON
     (b'{"x": "\\ud800"}', "not Unicode (a lone surrogate)"),
     (b'{"\\udc00": 1}', "not Unicode (a lone surrogate)"),
+    (b'{"x": ["ok", {"y": "\\uDBFF"}]}', "not Unicode (a lone surrogate)"),
     (b'{"version": 1, "generation": 3, "pa', "not valid JSON"),
     (b"", "not valid JSON"),
 ]

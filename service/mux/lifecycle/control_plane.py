@@ -174,10 +174,7 @@ class ControlPlane:
         )
         bus.export(ROOT_PATH, manager)
         publisher = BusPublisher(bus, manager)
-        for pane in self._table:
-            publisher.pane_added(pane)
-        for window in self._table.windows:
-            publisher.window_added(window)
+        publisher.serve_existing(list(self._table), list(self._table.windows))
         self._table.replace_observer(BusPublisher, publisher)
         hand_over = (lambda fd: close_after_sending(bus, fd)) if passes_fds else None
         for listener in self._listeners:

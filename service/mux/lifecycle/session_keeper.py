@@ -14,7 +14,7 @@ the stop takes the final snapshot. What could not be restored is kept and report
 import asyncio
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from mux.config import RestoreMode, Settings
@@ -122,14 +122,22 @@ class SessionKeeper:
             return None
 
     def restore(
-        self, saved: Session, supervisor: Supervisor, only: list[int] | None = None
+        self,
+        saved: Session,
+        supervisor: Supervisor,
+        only: list[int] | None = None,
+        held: Sequence[int] = (),
     ) -> None:
         """Start the saved panes again, or keep the session aside when restore is off.
-        `only`: the ids of the panes to restore (after a crash: those not re-adopted)."""
+        `only`: the ids of the panes to restore (after a crash: those not re-adopted);
+        `held`: those that waited to be started, and wait again whatever the mode."""
         if self._settings.restore is RestoreMode.NEVER:
             if only is None:
                 self.archive.keep_unrestored(saved)
-            return
+                return
+            only = list(held)  # (held ones were restored already: they are not lost)
+            if not only:
+                return
         supervisor.extend_timeout(RESTORE_TIMEOUT_SECONDS)
         home = os.environ.get("HOME") or os.path.expanduser("~")
         wanted = set(only) if only is not None else None
@@ -139,14 +147,18 @@ class SessionKeeper:
             home,
             self._checkpoints,
             only=wanted,
-            choices=restore_choices(self._settings, self.contents),
+            choices=replace(
+                restore_choices(self._settings, self.contents), still_held=frozenset(held)
+            ),
         )
         self._problems = [*self._problems, *problems] if only is not None else problems
+        held = sorted(self._table.held.ids())
         log.info(
-            "restored %d of %d panes from snapshot generation %d",
+            "restored %d of %d panes from snapshot generation %d%s",
             len(wanted if wanted is not None else saved.panes) - len(problems),
             len(wanted if wanted is not None else saved.panes),
             saved.generation,
+            f"; {len(held)} wait to be started: {_id_ranges(held)}" if held else "",
         )
 
     def start_saving(self, loop: asyncio.AbstractEventLoop, saved: Session | None) -> None:
@@ -291,3 +303,14 @@ def kept_panes(problems: list[RestoreProblem], table: PaneTable) -> list[tuple[P
         if pending is not None and isinstance(pending.saved, PaneSnapshot):
             kept.append((pending.saved.model_copy(update={"id": pane.id}), pane.window))
     return kept
+
+
+def _id_ranges(ids: list[int]) -> str:
+    """Sorted ids as runs, for one log line: [1, 2, 3, 7] -> "1-3, 7"."""
+    runs: list[list[int]] = []
+    for pane_id in ids:
+        if runs and runs[-1][1] == pane_id - 1:
+            runs[-1][1] = pane_id
+        else:
+            runs.append([pane_id, pane_id])
+    return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)

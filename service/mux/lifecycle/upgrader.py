@@ -94,13 +94,6 @@ class Upgrader:
         starts; the drain and the exec follow once the reply is on its way."""
         if self.state is not UpgradeState.IDLE:
             raise Unavailable("an upgrade is already under way")
-        if held := len(self._table.held):
-            # A held pane's way to start (mux.panes.held) is not handed over: refused
-            # rather than turned into an exited pane by the exec.
-            raise Unavailable(
-                f"upgrade refused, mux keeps running: {held} restored pane(s) wait to be "
-                "started; start them (muxctl start --all) or dismiss them first"
-            )
         self.state = UpgradeState.PREFLIGHT
         try:
             # The new program reads the state it would be given: a format or schema

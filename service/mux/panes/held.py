@@ -58,6 +58,9 @@ class HeldPanes:
     def __contains__(self, pane_id: object) -> bool:
         return pane_id in self._pending
 
+    def ids(self) -> list[int]:
+        return list(self._pending)
+
     def pending(self, pane_id: int) -> PendingStart | None:
         return self._pending.get(pane_id)
 

@@ -60,8 +60,8 @@ def pane_record(pane: Pane, history_bytes: int | None = None) -> PaneRecord:
         used_by_others=record.used_by_others if record else False,
         title=shell.title,
         title_explicit=shell.title_explicit,
-        # A held pane (mux.panes.held) counts as running with no terminal: after a crash
-        # it is restored from the snapshot, held again (an upgrade waits until none is).
+        # A held pane (mux.panes.held) counts as running, with pid 0: after an upgrade
+        # or a crash it is restored from the snapshot, held again (table_resume).
         running=pane.is_live,
         exit_status=pane.exit_status,
         rows=pane.rows,

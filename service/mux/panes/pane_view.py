@@ -32,10 +32,17 @@ def notice_line(text: str, cols: int | None = None) -> bytes:
     if cols is None:
         rows = text.split("\r\n")
     elif text.isascii():  # one cell a character: the standard library's wrap, 20x faster
+        width = max(cols, 1)
         rows = [
             row
             for line in text.replace("\r\n", "\n").split("\n")
-            for row in textwrap.wrap(line, max(cols, 1), break_on_hyphens=False) or [""]
+            # (a line that fits as it is skips the wrap: 500 held panes' notices at a
+            # restore spent a tenth of its time in textwrap)
+            for row in (
+                [line.rstrip()]
+                if len(line) <= width
+                else textwrap.wrap(line, width, break_on_hyphens=False) or [""]
+            )
         ]
     else:
         rows = wrap_words(text, cols)

@@ -269,7 +269,7 @@ class PaneTable:
             shared_reader=self.shared_reader,
             observer=self,
         )
-        log.info("pane %d holds the place of %s in window %d", pane.id, pane.argv[0], pane.window)
+        log.debug("pane %d holds the place of %s in window %d", pane.id, pane.argv[0], pane.window)
         if pending is not None:
             self.held.add(pane, pending)
         self._publish(pane)

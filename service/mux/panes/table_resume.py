@@ -10,6 +10,7 @@ no longer our children, and their panes' programs are re-adopted
 
 import functools
 import logging
+from dataclasses import dataclass, field
 
 from mux.panes.handover import TableRecord
 from mux.panes.ids import IdSpace
@@ -20,17 +21,35 @@ from mux.panes.table import PaneTable
 log = logging.getLogger(__name__)
 
 
-def resume_into(table: PaneTable, record: TableRecord, *, after_crash: bool = False) -> list[int]:
+@dataclass
+class Unresumed:
+    """The panes of a handover that are for the snapshot to restore, by id."""
+
+    # After a crash: running panes whose terminal the fd store did not keep (their
+    # program was in no scope of its own, so it ended with muxd): not re-adopted.
+    ended: list[int] = field(default_factory=list)
+    # Panes that waited to be started (mux.panes.held): they have no process or
+    # terminal to hand over, and their way to start is made again from the snapshot.
+    held: list[int] = field(default_factory=list)
+
+    @property
+    def ids(self) -> list[int]:
+        return self.ended + self.held
+
+
+def resume_into(table: PaneTable, record: TableRecord, *, after_crash: bool = False) -> Unresumed:
     """Fill a new, empty `table` with what the previous muxd handed over; `after_crash`:
     it comes from the fd store of a muxd that ended without a handover. Returns the
-    ids of the running panes whose terminal the store did not keep (their program
-    was in no scope of its own, so it ended with muxd): not re-adopted, they are
-    for the snapshot to restore."""
+    panes it leaves for the snapshot to restore."""
     table.ids = IdSpace.restored(bytes.fromhex(record.token), record.next_pane, record.next_window)
-    not_kept = []
+    unresumed = Unresumed()
     for saved in record.panes:
+        if saved.running and saved.pid == 0:  # held: no process yet (pane_record)
+            unresumed.held.append(saved.id)
+            forget(saved)
+            continue
         if after_crash and saved.running and saved.master_fd is None:
-            not_kept.append(saved.id)
+            unresumed.ended.append(saved.id)
             forget(saved)
             continue
         pane = resumed_pane(
@@ -47,7 +66,7 @@ def resume_into(table: PaneTable, record: TableRecord, *, after_crash: bool = Fa
     # Empty after a crash (mux.lifecycle.readoption): those are no longer our children.
     for pid in record.reap:
         table.exits.watch_later(ChildProcess(pid), functools.partial(_log_reaped, pid))
-    return not_kept
+    return unresumed
 
 
 def _log_reaped(pid: int, status: int) -> None:

@@ -62,6 +62,7 @@ class RestoreChoices:
     keep_ids: bool = True  # a start: each pane its own id; False: new ids (the history)
     mode: RestoreMode = RestoreMode.ALWAYS
     ask_programs: frozenset[str] = frozenset()  # base names that always wait
+    still_held: frozenset[int] = frozenset()  # saved ids that waited before: wait again
     replay_programs: tuple[str, ...] = ()  # replay_commands
     # A pane's old contents (mux.lifecycle.contents_keeper): b"" for none, None for not
     # known yet (no key yet): then `later(invocation, show)` shows them when they are.
@@ -291,7 +292,7 @@ def _after_start(pane: Pane, saved: PaneSnapshot, replay: str | None) -> None:
 
 
 def _waits(saved: PaneSnapshot, choices: RestoreChoices) -> bool:
-    if choices.mode in (RestoreMode.ASK, RestoreMode.LAZY):
+    if saved.id in choices.still_held or choices.mode in (RestoreMode.ASK, RestoreMode.LAZY):
         return True
     return _program_name(saved) in choices.ask_programs
 
@@ -356,7 +357,7 @@ def _hold(
         pane = table.hold_place(held, 0, None, pending)
     if contents is None:
         choices.later(saved.invocation, lambda late: _show_late(pane, late))
-    log.info("pane %d (%s) waits to be started", pane.id, saved.argv[0])
+    log.debug("pane %d (%s) waits to be started", pane.id, saved.argv[0])  # (one line for all)
     return pane
 
 

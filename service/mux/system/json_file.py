@@ -94,7 +94,9 @@ def parse_json_object(data: bytes, kind: JsonFileKind) -> dict[str, Any]:
         _refuse(kind, f"it is not valid JSON ({e.msg}: line {e.lineno} column {e.colno})")
     if not isinstance(value, dict):
         _refuse(kind, f"it is not a JSON object (it is {_what(value)})")
-    if not _all_unicode(value):
+    # UTF-8 text decodes to no surrogate: only a \uD800-\uDFFF escape makes one, so
+    # text without such an escape (the usual case) needs no walk of every string.
+    if _SURROGATE_ESCAPE.search(text) and not _all_unicode(value):
         _refuse(kind, "it holds a string that is not Unicode (a lone surrogate)")
     return value
 
@@ -144,6 +146,9 @@ def _what(value: object) -> str:
     if isinstance(value, str):
         return "a string"
     return "a number"
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 
 def _all_unicode(value: object) -> bool:
