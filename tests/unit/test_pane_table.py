@@ -18,7 +18,8 @@ from mux.panes import closing, cwd_sampler
 from mux.panes.ledger import UNATTACHED_SINCE_SPAWN
 from mux.panes.pane import Pane, PaneState
 from mux.panes.table import PaneTable
-from mux.panes.table_resume import handover_record
+from mux.panes.handover import TableRecord
+from mux.panes.table_resume import handover_record, resume_into
 from mux.protocol.errors import NoSuchPane, PreconditionFailed
 from mux.protocol.spawn_options import LaunchKind, SpawnRequest
 from mux.state.restore import RestoreChoices, restore_session
@@ -376,3 +377,28 @@ def test_a_held_pane_is_restored_from_the_snapshot_after_a_crash(tmp_path: Path)
         assert (record.running, record.master_fd, record.pid) == (True, None, 0)
 
     with_table(tmp_path, test)
+
+
+@pytest.mark.parametrize("after_crash", [False, True], ids=["upgrade", "crash"])
+def test_a_held_pane_is_handed_over_through_the_snapshot(tmp_path: Path, after_crash: bool) -> None:
+    """An upgrade (or a crash) leaves a held pane to the snapshot, listed as held: the
+    next muxd holds it again in its place, whatever the mode says by then."""
+    session = one_pane_session(tmp_path, 6, ["sleep", "60"], window=3)
+    records: list[TableRecord] = []
+
+    async def hold(table: PaneTable, loop: SteeredLoop) -> None:
+        choices = RestoreChoices(mode=RestoreMode.ASK)
+        assert restore_session(table, session, str(tmp_path), None, choices=choices) == []
+        records.append(handover_record(table))
+
+    async def resume(table: PaneTable, loop: SteeredLoop) -> None:
+        unresumed = resume_into(table, records[0], after_crash=after_crash)
+        assert (unresumed.held, unresumed.ended, len(table)) == ([6], [], 0)
+        choices = RestoreChoices(mode=RestoreMode.ALWAYS, still_held=frozenset(unresumed.held))
+        restored = restore_session(table, session, str(tmp_path), None, only={6}, choices=choices)
+        assert restored == []
+        (held,) = table
+        assert (held.id, held.window, held.state, held.pid) == (6, 3, PaneState.HELD, 0)
+
+    with_table(tmp_path, hold)
+    with_table(tmp_path, resume)
