@@ -15,10 +15,10 @@ import pytest
 
 from mux.config import RestoreMode, Settings
 from mux.panes import closing, cwd_sampler
+from mux.panes.handover import TableRecord
 from mux.panes.ledger import UNATTACHED_SINCE_SPAWN
 from mux.panes.pane import Pane, PaneState
 from mux.panes.table import PaneTable
-from mux.panes.handover import TableRecord
 from mux.panes.table_resume import handover_record, resume_into
 from mux.protocol.errors import NoSuchPane, PreconditionFailed
 from mux.protocol.spawn_options import LaunchKind, SpawnRequest
