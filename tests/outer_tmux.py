@@ -27,7 +27,7 @@ class OuterTmux:
 
     def tmux(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         result = subprocess.run(
-            ["tmux", "-S", str(self.socket), *args],
+            ["tmux", "-u", "-S", str(self.socket), *args],  # -u: a UTF-8 terminal, as a user's
             capture_output=True,
             text=True,
             env=self.service.env,

@@ -1,3 +1,5 @@
+import re
+
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -94,6 +96,30 @@ def test_hibernation_loses_nothing(before: list[str], after: list[str]) -> None:
         screen.feed("".join(after).encode())
     assert sleeper.lines() == awake.lines()
     assert sleeper.repaint() == awake.repaint()
+
+
+REPEATED_RUNS = [
+    "─" * 30,
+    "x" * 25,
+    "世" * 12,
+    "e\u0301" * 5,
+    "\x1b[7m" + " " * 18,
+    "\x1b(0" + "q" * 20 + "\x1b(B",
+]
+
+
+@given(st.lists(st.sampled_from(SEQUENCES + REPEATED_RUNS), max_size=30))
+def test_a_repaint_spells_every_character_out(pieces: list[str]) -> None:
+    """No REP (`CSI n b`) in a repaint: not every terminal repeats what it is asked to
+    (issue #32); fed to a blank terminal, the repaint still makes the same screen."""
+    screen = Screen(rows=6, cols=20)
+    screen.feed("".join(pieces).encode())
+    repaint = screen.repaint()
+    assert not re.search(r"\x1b\[\d*b", repaint), repaint
+    copy = Screen(rows=6, cols=20)
+    copy.feed(repaint.encode())
+    assert copy.lines() == screen.lines()
+    assert copy.cursor() == screen.cursor()
 
 
 def test_no_emulator_until_used() -> None:

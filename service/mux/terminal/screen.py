@@ -15,6 +15,7 @@ charsets, alternate screen), so nothing is lost.
 
 import codecs
 import logging
+import re
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -37,6 +38,12 @@ FEED_SLICE_CHARS = 16384
 REPAINT_RESET = (
     "\x1b[?1047l\x1b[0m\x1b[r\x1b[?6l\x1b[4l\x1b[?7h\x1b[?25h\x1b[?1l\x1b>\x1b(B\x1b[H\x1b[2J"
 )
+
+# avt's dump repeats a cell's character with REP (`CSI n b`, after that character). Not
+# every terminal repeats what it was not asked to (tmux repeats only ASCII; others none
+# at all), so what a client is sent spells every character out. The character is one
+# code point (avt writes a cell's base character), `n` at most a row's width.
+_REPEATED = re.compile(r"(.)(?:\x1b\[|\x9b)(\d{1,5})b", re.DOTALL)
 
 # avt reports its internal failures as Rust panics, which reach Python as
 # pyo3's PanicException: a BaseException. Only these pass through untouched.
@@ -157,7 +164,9 @@ class Screen:
         terminal in any state: modes reset and screen cleared first, then the dump."""
         self.last_used = time.monotonic()
         dump = self._guarded(lambda vt: vt.dump(), lambda: "")
+        cols = self._cols
+        spelled = _REPEATED.sub(lambda m: m[1] * (min(int(m[2]), cols) + 1), dump)
         # avt writes CSI as the 8-bit C1 control; encoded as UTF-8 (U+009B) most
         # terminals would not take it for one. A screen cell never holds a C1
         # control, so every U+009B is a CSI.
-        return REPAINT_RESET + dump.replace("\x9b", "\x1b[")
+        return REPAINT_RESET + spelled.replace("\x9b", "\x1b[")
