@@ -40,6 +40,7 @@ from mux.protocol.attach_conversation import (
 from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS
 from mux.system.socket_trust import UntrustedSocket, connect_trusted
 from muxctl.errors import EXIT_FAILURE, EXIT_PRECONDITION, EXIT_USAGE, CtlError, SocketRefused
+from muxctl.key_names import control_byte
 from muxctl.prefix_keys import DetachNow, PrefixKeys, Typed
 from muxctl.rawterm import RawTerminal, read_keys, window_size
 from muxctl.terminal_out import TerminalOut
@@ -69,11 +70,8 @@ def parse_detach_key(text: str, what: str = "the detach key") -> bytes | None:
     lowered = text.lower()
     for prefix in ("^", "c-", "ctrl-", "ctrl+"):
         if lowered.startswith(prefix) and len(text) == len(prefix) + 1:
-            char = text[-1].upper()
-            if char == "?":
-                return b"\x7f"
-            if "@" <= char <= "_":
-                return bytes([ord(char) ^ 0x40])
+            if text[-1] != " " and (control := control_byte(text[-1])) is not None:
+                return control
             break
     else:
         if len(text) == 1 and text.isascii():

@@ -402,6 +402,29 @@ def test_send_text_enter_and_stdin(service: Service) -> None:
     wait_capture(service, pane, "got2:from-stdin")
 
 
+def test_send_keys_by_name(service: Service) -> None:
+    """`--keys`: names as tmux's send-keys takes them; a word that names no key is typed
+    as it is. C-c reaches the program as an interrupt."""
+    pane = spawn(service, "--", "bash", "--norc", "--noprofile", "-i")
+    ok(service.muxctl("send", str(pane), "--keys", "sleep 600", "Enter"))
+    wait_for(lambda: _runs_sleep(service, pane), what="sleep to run in the pane")
+    ok(service.muxctl("send", str(pane), "--keys", "C-c"))
+    ok(
+        service.muxctl(
+            "send", "--keys", str(pane), "echo after-$((6*7))-", "Left", "X", "Enter"
+        )
+    )
+    wait_capture(service, pane, "after-42X-")
+    refused = service.muxctl("send", str(pane), "two", "words")
+    assert refused.returncode == 2 and "--keys" in refused.stderr
+
+
+def _runs_sleep(service: Service, pane: int) -> bool:
+    pid = service.panes()[pane]["pid"]
+    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return any(Path(f"/proc/{c}/comm").read_text().strip() == "sleep" for c in children)
+
+
 def test_capture_human_and_json(service: Service) -> None:
     pane = spawn(service, "--", "sh", "-c", 'printf "line-one\\n  line-two\\n"; exec sleep 60')
     out = wait_capture(service, pane, "line-two")
