@@ -409,11 +409,7 @@ def test_send_keys_by_name(service: Service) -> None:
     ok(service.muxctl("send", str(pane), "--keys", "sleep 600", "Enter"))
     wait_for(lambda: _runs_sleep(service, pane), what="sleep to run in the pane")
     ok(service.muxctl("send", str(pane), "--keys", "C-c"))
-    ok(
-        service.muxctl(
-            "send", "--keys", str(pane), "echo after-$((6*7))-", "Left", "X", "Enter"
-        )
-    )
+    ok(service.muxctl("send", "--keys", str(pane), "echo after-$((6*7))-", "Left", "X", "Enter"))
     wait_capture(service, pane, "after-42X-")
     refused = service.muxctl("send", str(pane), "two", "words")
     assert refused.returncode == 2 and "--keys" in refused.stderr
