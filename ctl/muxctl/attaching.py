@@ -41,7 +41,7 @@ from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS
 from mux.system.socket_trust import UntrustedSocket, connect_trusted
 from muxctl.errors import EXIT_FAILURE, EXIT_PRECONDITION, EXIT_USAGE, CtlError, SocketRefused
 from muxctl.key_names import control_byte
-from muxctl.prefix_keys import DetachNow, PrefixKeys, Typed
+from muxctl.prefix_keys import Command, DetachNow, PrefixKeys, Typed
 from muxctl.rawterm import RawTerminal, read_keys, window_size
 from muxctl.terminal_out import TerminalOut
 
@@ -143,7 +143,12 @@ class AttachClient:
         keys: PrefixKeys,
         input_fd: int = 0,
         output_fd: int = 1,
+        *,
+        read_only: bool = False,
     ) -> None:
+        """`read_only`: watch only (docs/attach-protocol.md#several-clients-and-read-only-ones):
+        keys other than the detach key and the prefix's `d` are not sent."""
+        self._read_only = read_only
         self._path = socket_path
         self._pane = pane_id  # 0 until ATTACHED names it: the most recently used pane
         self._keys = keys
@@ -179,7 +184,9 @@ class AttachClient:
         self._sock = sock
         self._conversation = ClientConversation()
         self._to_service = Outgoing()
-        hello = proto.Hello(terminal_fd=self._out if os.isatty(self._out) else None)
+        hello = proto.Hello(
+            terminal_fd=self._out if os.isatty(self._out) else None, read_only=self._read_only
+        )
         # Pipelined: the size first, so the first repaint is already at this size.
         for frame in (hello, self._resize_frame(), proto.Attach(self._pane)):
             self._to_service.add(frame.kind, self._conversation.send(frame))
@@ -300,10 +307,16 @@ class AttachClient:
             self._keys_open = False
             return self._start_detach()
         for event in self._keys.feed(data):
+            if isinstance(event, DetachNow) or (
+                isinstance(event, Command) and event.name == "detach"
+            ):
+                return self._start_detach()
+            if self._read_only:
+                # Nothing is sent. (No bell either: muxd may be writing to this terminal
+                # itself, and a BEL inside its OSC sequence would end that.)
+                continue
             if isinstance(event, Typed):
                 self._say(proto.Input(event.data))
-            elif isinstance(event, DetachNow) or event.name == "detach":
-                return self._start_detach()
             elif event.name in ("split-horizontal", "split-vertical", "close"):
                 # Done once detached, by the caller, which then shows the window.
                 self._window_command = event.name

@@ -48,7 +48,7 @@ class StandInPane:
     def is_live(self) -> bool:
         return self.is_running
 
-    def add_output_sink(self, sink: Callable[[bytes], None]) -> None:
+    def add_output_sink(self, sink: Callable[[bytes], None], watching: bool = False) -> None:
         self.sinks.append(sink)
 
     def remove_output_sink(self, sink: Callable[[bytes], None]) -> None:

@@ -41,6 +41,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "id", nargs="?", type=pane_id, default=0, help="pane id (default: the last one used)"
     )
     complete_with(pane, PANE_IDS)
+    parser.add_argument(
+        "--read-only",
+        action="store_true",
+        help="only watch: keys are not sent (but the detach key and the prefix's d), and "
+        "the pane keeps its size",
+    )
     add_detach_key(parser)
 
 
@@ -77,10 +83,11 @@ def attach(
 
     keys = PrefixKeys(args.prefix_bytes if bus is not None else None, args.detach_bytes)
     socket_path = resolve_paths().attach_socket
-    if bus is not None and (pane == 0 or _window_size(bus, pane) > 1):
+    read_only = getattr(args, "read_only", False)  # (muxctl new attaches to use)
+    if bus is not None and not read_only and (pane == 0 or _window_size(bus, pane) > 1):
         outcome = _view(bus, socket_path, pane, keys)
     else:
-        client = AttachClient(socket_path, pane, keys)
+        client = AttachClient(socket_path, pane, keys, read_only=read_only)
         client.connect(opened)
         outcome = client.run()
         if outcome.window_command is not None and bus is not None:

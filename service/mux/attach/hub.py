@@ -18,6 +18,7 @@ import contextlib
 import logging
 import os
 import socket
+import time
 from collections.abc import Sequence
 from typing import Generic
 
@@ -176,8 +177,9 @@ class AttachHubOf(Generic[P]):
         """The one place every subscription to a pane's output passes: the spawn
         ledger marks it before the first byte is sent."""
         self._table.mark_use(pane, session.user)
-        self.mark_used(pane)
-        pane.add_output_sink(session.output)
+        if not session.read_only:  # (watching is no use: it starts no lazily held pane)
+            self.mark_used(pane)
+        pane.add_output_sink(session.output, watching=session.read_only)
         self._by_pane.setdefault(pane.id, set()).add(session)
         self._settled(session)
 
@@ -196,6 +198,32 @@ class AttachHubOf(Generic[P]):
                 del self._by_pane[pane.id]
         with contextlib.suppress(ValueError):
             pane.remove_output_sink(session.output)
+        sizing = [other for other in sessions or () if not other.read_only and other.wanted_size]
+        if sizing and self.is_open(pane):  # the size of the client active last of those left
+            self._fit(pane, max(sizing, key=lambda other: other.last_active))
+
+    def active(self, session: AttachSession[P]) -> None:
+        session.last_active = time.monotonic()
+        if session.pane is not None:
+            self._fit(session.pane, session)
+
+    def _fit(self, pane: P, session: AttachSession[P]) -> None:
+        """`pane` at the size of `session`'s terminal, unless it is a watcher's or unknown:
+        the size rule is the client active last (tmux's default, `window-size latest`), so
+        a small terminal that typed last, or left, never leaves a big one in a corner."""
+        if session.read_only or not pane.is_live:
+            return
+        size = session.wanted_size
+        if size is None or size == (pane.rows, pane.cols):
+            return
+        try:
+            pane.resize(*size)
+        except MuxError as e:
+            log.info("attach client %s: its size was refused: %s", session.peer, e)
+
+    def clients(self, pane: P) -> list[AttachSession[P]]:
+        """The clients attached to `pane` (ListClients), in the order they came."""
+        return sorted(self._by_pane.get(pane.id, ()), key=lambda session: session.serial)
 
     def mark_used(self, pane: P) -> None:
         self._table.mark_used(pane)

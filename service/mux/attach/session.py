@@ -32,7 +32,9 @@ the session, never the other way round.
 """
 
 import asyncio
+import itertools
 import logging
+import time
 from typing import Generic, Protocol
 
 from mux.attach.attachable import P
@@ -45,13 +47,14 @@ from mux.protocol.attach_conversation import (
     ServiceConversation,
     ServiceFrame,
 )
-from mux.protocol.errors import MuxError, short_name
+from mux.protocol.errors import MuxError, PreconditionFailed, short_name
 from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS, check_size
 from mux.system.terminal_writer import TerminalWriter
 
 log = logging.getLogger(__name__)
 
 INPUT_PAUSE_BYTES = 1 << 20
+_SERIALS = itertools.count(1)
 # How long the last output of an exited pane may take to reach a handed-over
 # terminal before EXITED is sent all the same (the client then restores it).
 FINAL_OUTPUT_SECONDS = 1.0
@@ -68,6 +71,11 @@ class SessionHost(Protocol[P]):
     def subscribe(self, session: "AttachSession[P]", pane: P) -> None: ...
     def unsubscribe(self, session: "AttachSession[P]", pane: P) -> None: ...
     def mark_used(self, pane: P) -> None: ...
+    def active(self, session: "AttachSession[P]") -> None:
+        """The client typed, attached or resized: the pane takes its size (the size rule:
+        the client active last, docs/attach-protocol.md#several-clients)."""
+        ...
+
     def terminal_of(self, peer_pid: int, fd: int) -> TerminalWriter | None:
         """A writer to the terminal the client `peer_pid` holds as `fd`; None (said in
         the log) when it cannot be had: the output is then relayed in frames."""
@@ -93,6 +101,7 @@ class AttachSession(asyncio.Protocol, Generic[P]):
     ) -> None:
         """`attach_to`: a pane to attach to once connected (OpenAttach: no HELLO, no ATTACH)."""
         self.peer_pid = peer_pid
+        self.serial = next(_SERIALS)  # the order clients are listed in (ListClients)
         self.user = user  # the bus connection that opened it (OpenAttach), else None
         self.peer = f"pid {peer_pid}" if peer_pid is not None else "(OpenAttach)"
         self.pane: P | None = None
@@ -102,6 +111,8 @@ class AttachSession(asyncio.Protocol, Generic[P]):
         self._transport: asyncio.Transport | None = None
         self._attach_on_connect = attach_to
         self._wanted_size: tuple[int, int] | None = None
+        self.read_only = False  # said in HELLO: it watches; no input, no resize
+        self.last_active = time.monotonic()  # its last attach, resize or input
         self._lagging = False  # output is being skipped; a repaint follows on resume
         self._paused = False  # the transport's buffer is past its high-water mark
         self._terminal: TerminalWriter | None = None  # the client's, handed over in HELLO
@@ -173,6 +184,7 @@ class AttachSession(asyncio.Protocol, Generic[P]):
             return
         if self._terminal is not None:  # a repeated HELLO says anew what the client offers
             self._terminal.close()
+        self.read_only = hello.read_only
         fd, pid = hello.terminal_fd, self.peer_pid
         self._terminal = None if fd is None or pid is None else self._host.terminal_of(pid, fd)
         self._send(proto.Welcome(terminal=self._terminal is not None))
@@ -192,7 +204,8 @@ class AttachSession(asyncio.Protocol, Generic[P]):
         if not self._host.is_open(pane):  # closed since OpenAttach was answered
             self.fail(PANE_CLOSED, f"pane {pane.id} was closed")
             return
-        if self._wanted_size is not None and pane.is_live:
+        if self._wanted_size is not None and pane.is_live and not self.read_only:
+            self.last_active = time.monotonic()
             try:
                 pane.resize(*self._wanted_size)
             except MuxError as e:
@@ -215,6 +228,10 @@ class AttachSession(asyncio.Protocol, Generic[P]):
         pane = self.pane
         if pane is None:  # exited, its EXITED on the way (the conversation is ATTACHED still)
             return
+        if self.read_only:
+            self._refuse(PreconditionFailed("this client is read-only: its keys are not sent"))
+            return
+        self._host.active(self)
         try:
             pane.send_input(data)
         except MuxError as e:
@@ -239,12 +256,18 @@ class AttachSession(asyncio.Protocol, Generic[P]):
             return
         self._wanted_size = (rows, cols)  # also what the next ATTACH applies
         pane = self.pane
-        if pane is None:
+        if pane is None or self.read_only:  # (a watcher's size is only listed: ListClients)
             return
+        self.last_active = time.monotonic()
         try:
             pane.resize(rows, cols)  # its clients get a repaint (AttachHub.pane_changed)
         except MuxError as e:
             self._refuse(e)
+
+    @property
+    def wanted_size(self) -> tuple[int, int] | None:
+        """The size of the client's terminal (its last RESIZE); None: never said."""
+        return self._wanted_size
 
     # -- to the client --------------------------------------------------------------
 

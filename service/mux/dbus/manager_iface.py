@@ -7,6 +7,7 @@ D-Bus signatures are declared once, in `mux.protocol.dbus_methods`
 """
 
 import asyncio
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated
 
@@ -201,6 +202,25 @@ class ManagerInterface(RestoreMethods):
         fd = sock.detach()
         self._hand_over_fd(fd)
         return fd
+
+    @manager_method
+    @replies_with_dbus_errors
+    def ListClients(self, pane_id: int) -> list[dict[str, Variant]]:
+        """Who is attached to the pane: pid (0: a socket OpenAttach made), uid (only the
+        user's own processes are let in), read-only, the size of its terminal (0: never
+        said)."""
+        pane = self.table.get(pane_id)
+        clients = self._attach.clients(pane) if self._attach is not None else []
+        return [
+            {
+                "pid": Variant("u", client.peer_pid or 0),
+                "uid": Variant("u", os.getuid()),
+                "read_only": Variant("b", client.read_only),
+                "rows": Variant("q", (client.wanted_size or (0, 0))[0]),
+                "cols": Variant("q", (client.wanted_size or (0, 0))[1]),
+            }
+            for client in clients
+        ]
 
     @manager_method
     @replies_with_dbus_errors

@@ -253,11 +253,12 @@ class Pane:
 
     # -- clients' view ------------------------------------------------------------
 
-    def add_output_sink(self, sink: OutputSink) -> None:
-        """`sink` hears the output live; while anyone does, it is read promptly."""
+    def add_output_sink(self, sink: OutputSink, watching: bool = False) -> None:
+        """`sink` hears the output live; while anyone does, it is read promptly.
+        `watching`: a read-only client's, which starts no held pane."""
         self.view.add_output_sink(sink)
         self.terminal.read_promptly(True)
-        if self.state is PaneState.HELD:
+        if self.state is PaneState.HELD and not watching:
             self._observer.pane_held_wanted(self, None)
 
     def remove_output_sink(self, sink: OutputSink) -> None:

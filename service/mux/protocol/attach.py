@@ -125,15 +125,19 @@ def _whole_number(value: object) -> TypeGuard[int]:
 class Hello(_Versioned):
     """`terminal_fd`: the client's own descriptor number of the terminal it shows the
     pane on, offered for the service to write the pane's output to itself
-    (docs/attach-protocol.md#the-terminal-handed-over); None: not offered."""
+    (docs/attach-protocol.md#the-terminal-handed-over); None: not offered.
+    `read_only`: the client only watches (docs/attach-protocol.md#read-only-clients)."""
 
     kind = FrameType.HELLO
     terminal_fd: int | None = None
+    read_only: bool = False
 
     def payload(self) -> bytes:
         body: dict[str, object] = {"version": self.version}
         if self.terminal_fd is not None:
             body["terminal_fd"] = self.terminal_fd
+        if self.read_only:
+            body["read_only"] = True
         return json.dumps(body).encode()
 
     @classmethod
@@ -144,7 +148,10 @@ class Hello(_Versioned):
             raise ProtocolError(
                 f"HELLO: terminal_fd must be a descriptor number (0 to {MAX_NUMBER})"
             )
-        return cls(cls._version(value), terminal_fd)
+        read_only = value.get("read_only", False)
+        if not isinstance(read_only, bool):
+            raise ProtocolError("HELLO: read_only must be true or false")
+        return cls(cls._version(value), terminal_fd, read_only)
 
 
 @dataclass(frozen=True)

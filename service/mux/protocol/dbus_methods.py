@@ -24,6 +24,7 @@ MANAGER_METHODS: Final[dict[str, MethodSignature]] = {
     "ListPanes": MethodSignature("", "aa{sv}"),
     "ListRestoreProblems": MethodSignature("", "aa{sv}"),
     "OpenAttach": MethodSignature("t", "h"),
+    "ListClients": MethodSignature("t", "aa{sv}"),
     "Snapshot": MethodSignature("", "st"),
     "Upgrade": MethodSignature("", ""),
     # Restore and history (docs/dbus-api.md#restore-and-history).
