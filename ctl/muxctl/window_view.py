@@ -206,6 +206,7 @@ class WindowView:
                     return Outcome("mux went away (it stopped or crashed)", EXIT_FAILURE, True)
                 if self._window == 0:  # the pane asked for is not there (no pane runs)
                     return Outcome(f"muxctl: {event.why}", EXIT_FAILURE, True)
+                self._refresh()  # now, not within a second: it has left the window (or not)
         return None
 
     def _refresh(self) -> None:
@@ -228,8 +229,10 @@ class WindowView:
         for event in self._keys.feed(data):
             if isinstance(event, Typed):
                 focused = self._links.get(self._zoomed or self._focus)
-                if focused is not None:
+                if focused is not None and not focused.ended:
                     focused.say(proto.Input(event.data))
+                else:  # its program ended (remain_on_exit): keys go nowhere, said so
+                    self._terminal.add(b"\a")
             elif isinstance(event, DetachNow) or event.name == "detach":
                 return self._start_detach()
             else:

@@ -67,6 +67,11 @@ class Settings(BaseSettings):
     exited_pane_linger_seconds: float | None = Field(
         default=None, ge=0, description="close exited panes after this long; unset: keep them"
     )
+    remain_on_exit: bool = Field(
+        default=False,
+        description="keep a pane whose program ended in a window it shares with others "
+        "(false: it closes and its sibling takes the space, as in tmux)",
+    )
     max_input_backlog_bytes: int = Field(
         default=32 << 20, ge=4096, description="input accepted but not yet read by a pane"
     )

@@ -202,3 +202,24 @@ def test_the_view_follows_a_graceful_upgrade(service: Service, outer: OuterTmux)
     assert service.process.pid == muxd, "upgraded in place"
     outer.send_keys(view, "C-b", "d")
     outer.wait_shown(view, "detached from window")
+
+
+def test_a_pane_whose_program_ends_leaves_the_view_at_once(
+    service: Service, outer: OuterTmux
+) -> None:
+    """`exit` in a split: the pane goes, its sibling takes the whole terminal and the
+    focus, and what is typed next reaches the sibling (it was once silently dropped)."""
+    window, left, right = side_by_side(service)
+    view = outer.open(outer.muxctl_line("attach", str(right)), rows=24, cols=81)
+    outer.wait_shown(view, "left$")
+    wait_for(lambda: layout(service, window)["focus"] == right, what="the focus on the right")
+    outer.type_line(view, "exit")
+    wait_for(lambda: layout(service, window)["layout"] == {"pane": left}, what="one pane left")
+    wait_for(
+        lambda: (service.panes()[left]["rows"], service.panes()[left]["cols"]) == (24, 81),
+        what="the sibling sized to the whole terminal",
+    )
+    outer.type_line(view, "echo after-$((6*7))")
+    service.wait_screen(left, "after-42")
+    shown = outer.wait_shown(view, "after-42")
+    assert "│" not in shown, "no border left"

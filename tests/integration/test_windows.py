@@ -89,6 +89,41 @@ def test_spawn_into_a_window_splits_its_focused_pane_along_its_longer_side(
     assert service.panes()[lone]["window"] not in (0, window), "no window: a new one"
 
 
+@pytest.mark.parametrize("remain", [False, True], ids=["closes", "remain_on_exit"])
+def test_a_pane_whose_program_ends_in_a_split(tmp_root: Path, remain: bool) -> None:
+    """As tmux: its sibling takes the space and the focus (PaneExited still says how it
+    ended); `remain_on_exit = true` keeps it, exited, in its place. A pane alone in its
+    window stays either way, with its last screen and status."""
+    config = f"remain_on_exit = {'true' if remain else 'false'}\n"
+    svc = Service(tmp_root, bus_address=None, config=config).start()
+    try:
+        left = svc.spawn(SLEEP)
+        window = svc.panes()[left]["window"]
+        ending = svc.call(
+            "SplitPane",
+            "tsda{sv}",
+            [left, "horizontal", 0.5, {"argv": Variant("as", ["sh", "-c", "read x; exit 3"])}],
+        )[0]
+        lone = svc.spawn(["sh", "-c", "read x; exit 4"])
+        with BusMonitor(svc.bus_address) as monitor:
+            svc.call("SendInput", "tay", [ending, b"\r"])
+            svc.call("SendInput", "tay", [lone, b"\r"])
+            monitor.wait_signal("PaneExited", lambda m: m.body == [ending, 3])
+            monitor.wait_signal("PaneExited", lambda m: m.body == [lone, 4])
+        if remain:
+            assert svc.panes()[ending]["state"] == "exited"
+            assert windows(svc)[window]["layout"] == node(
+                "horizontal", [0.5, 0.5], leaf(left), leaf(ending)
+            )
+        else:
+            wait_for(lambda: ending not in svc.panes(), what="the ended pane to close")
+            assert windows(svc)[window]["layout"] == leaf(left)
+            assert windows(svc)[window]["focused_pane"] == left
+        assert svc.panes()[lone]["state"] == "exited", "alone in its window: it stays"
+    finally:
+        svc.stop()
+
+
 def test_set_window_round_trips_title_geometry_layout_and_focus(service: Service) -> None:
     a = service.spawn(SLEEP)
     window = service.panes()[a]["window"]

@@ -22,6 +22,7 @@ from mux.config import Settings
 from mux.panes.cells_budget import CellsBudget
 from mux.panes.closing import ClosingPanes
 from mux.panes.cwd_sampler import CwdSampler
+from mux.panes.exited import close_when_exited
 from mux.panes.exits import ExitWatcher
 from mux.panes.held import HeldPanes, PendingStart
 from mux.panes.ids import IdSpace
@@ -145,17 +146,7 @@ class PaneTable:
         log.info("pane %d (pid %d) exited with status %d", pane.id, pane.pid, pane.exit_status)
         for observer in self._observers:
             observer.pane_exited(pane)
-        self._linger(pane)
-
-    def _linger(self, pane: Pane) -> None:
-        # Not a place holder: it waits for a person's decision, not for a glance.
-        linger = self.settings.exited_pane_linger_seconds
-        if linger is not None and pane.has_process:
-            self.loop.call_later(linger, self._close_if_exited, pane)
-
-    def _close_if_exited(self, pane: Pane) -> None:
-        if self._panes.get(pane.id) is pane:
-            self.close(pane.id)
+        close_when_exited(self, pane)
 
     # -- queries --------------------------------------------------------------
 
@@ -369,7 +360,7 @@ class PaneTable:
         if pane.is_running:
             self.exits.watch_later(pane.process, pane.process_exited)
         else:
-            self._linger(pane)
+            close_when_exited(self, pane, just_now=False)
         pane.start()
 
     async def quiesce_checkpoints(self) -> None:
