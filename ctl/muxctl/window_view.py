@@ -33,6 +33,7 @@ from muxctl.pane_links import PaneLinks
 from muxctl.prefix_keys import Command, DetachNow, PrefixKeys, Typed
 from muxctl.rawterm import RawTerminal, read_keys, window_size
 from muxctl.terminal_out import TerminalOut
+from muxctl.window_commands import set_focus, split_beside
 from muxctl.window_screen import WindowScreen
 
 if TYPE_CHECKING:
@@ -140,7 +141,7 @@ class WindowView:
         if self._asked:
             self._load()
             if self._focus != self._asked:  # the pane asked for takes the keys, as in tmux
-                self._set_focus(self._asked)
+                set_focus(self._client, self._window, self._asked)
                 self._load()
         else:  # the service names the pane: one link first, the window once it has
             self._links.open(0, self._size)
@@ -249,10 +250,9 @@ class WindowView:
             if command.name in DIRECTIONS and self._regions is not None:
                 way = DIRECTIONS[command.name]
                 if self._zoomed is None and (to := neighbour(self._regions, focus, way)):
-                    self._set_focus(to)
+                    set_focus(self._client, self._window, to)
             elif command.name.startswith("split-"):
-                direction = command.name.removeprefix("split-")
-                self._client.call("SplitPane", body=[focus, direction, 0.5, {}])
+                split_beside(self._client, focus, command.name.removeprefix("split-"))
                 self._zoomed = None
             elif command.name == "close":
                 self._client.call("Kill", body=[focus])
@@ -261,11 +261,6 @@ class WindowView:
         except (RemoteError, CtlError):
             self._terminal.add(b"\a")
         self._load()
-
-    def _set_focus(self, pane: int) -> None:
-        from muxctl.wire import Variant
-
-        self._client.call("SetWindow", body=[self._window, {"focused_pane": Variant("t", pane)}])
 
     # -- signals, detaching, the terminal -----------------------------------------------
 

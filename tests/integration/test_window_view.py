@@ -136,16 +136,27 @@ def test_prefix_splits_zooms_and_the_panes_follow_the_terminal_size(
 
 
 def test_a_split_typed_in_a_lone_pane_opens_the_window_view(
-    service: Service, outer: OuterTmux
+    service: Service, outer: OuterTmux, tmp_root: Path
 ) -> None:
-    pane = service.spawn(BASH, env={"PS1": "alone$ "})
+    """The new pane starts in the split pane's directory and takes the focus: what is
+    typed next goes to it."""
+    project = tmp_root / "project"
+    project.mkdir()
+    pane = service.spawn(BASH, env={"PS1": "alone$ "}, cwd=str(project))
     service.wait_screen(pane, "alone$")
     view = outer.open(outer.muxctl_line("attach", str(pane)), rows=24, cols=80)
     outer.wait_shown(view, "alone$")
     outer.send_keys(view, "C-b", "%")
     wait_for(lambda: len(service.panes()) == 2, what="a second pane")
+    (new,) = [p for p in service.panes() if p != pane]
+    assert service.panes()[new]["cwd"] == str(project)
     wait_for(lambda: service.panes()[pane]["cols"] < 80, what="the first pane in its region")
     outer.wait_shown(view, "│")
+    window = int(service.panes()[pane]["window"])
+    wait_for(lambda: layout(service, window)["focus"] == new, what="the focus on the new pane")
+    outer.type_line(view, "echo in-$(basename $PWD)-$((6*7))")
+    service.wait_screen(new, "in-project-42")
+    assert "in-project-42" not in service.screen_text(pane)
     outer.send_keys(view, "C-b", "d")
     outer.wait_shown(view, "[detached from window")
 

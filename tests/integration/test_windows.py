@@ -124,6 +124,27 @@ def test_a_pane_whose_program_ends_in_a_split(tmp_root: Path, remain: bool) -> N
         svc.stop()
 
 
+def test_a_split_that_would_leave_a_pane_too_small_is_refused(service: Service) -> None:
+    """Each pane of a split keeps at least 10 columns or 2 rows, the line between them
+    aside (seven splits of a 59-column pane once made panes one column wide)."""
+    options = {"argv": Variant("as", SLEEP)}
+    narrow = service.spawn(SLEEP, rows=24, cols=20)
+    message = refused(
+        service, "PreconditionFailed", "SplitPane", "tsda{sv}", [narrow, "horizontal", 0.5, options]
+    ).message
+    assert f"pane {narrow} is too small" in message and "at least 10" in message
+    low = service.spawn(SLEEP, rows=4, cols=80)
+    message = gdbus_refused(
+        service, "PreconditionFailed", "org.mux.Mux1.Manager.SplitPane", str(low), "vertical",
+        "0.5", "{}",
+    )  # fmt: skip
+    assert "at least 2" in message
+    assert len(service.panes()) == 2, "nothing started"
+    wide = service.spawn(SLEEP, rows=5, cols=21)
+    split(service, wide, "horizontal")
+    split(service, wide, "vertical")
+
+
 def test_set_window_round_trips_title_geometry_layout_and_focus(service: Service) -> None:
     a = service.spawn(SLEEP)
     window = service.panes()[a]["window"]

@@ -36,7 +36,7 @@ def test_a_read_only_client_sees_everything_and_changes_nothing() -> None:
         await writer.send(proto.Input(b"ok"))
         await until(lambda: bytes(pane.typed) == b"ok", "the writer's keys")
         assert _size(pane) == (30, 100)
-        listed = [(c.read_only, c.wanted_size) for c in hub.clients(pane)]
+        listed = [(c.read_only, c.size) for c in hub.clients(pane)]
         assert listed == [(False, (30, 100)), (True, (10, 40))]
         assert directory.use_order.get(1) is not None  # (the writer's attach)
         await watcher.send(proto.Detach())

@@ -118,6 +118,7 @@ def _after_window_command(
     view; closing the pane ends the attach."""
     from muxctl.attaching import Outcome
     from muxctl.errors import RemoteError
+    from muxctl.window_commands import split_beside
 
     command = detached.window_command
     try:
@@ -125,10 +126,10 @@ def _after_window_command(
             bus.call("Kill", body=[pane])
             return Outcome(f"[pane {pane} closed]")
         assert command is not None
-        bus.call("SplitPane", body=[pane, command.removeprefix("split-"), 0.5, {}])
+        new = split_beside(bus, pane, command.removeprefix("split-"))
     except RemoteError as e:
         return Outcome(f"muxctl: {e.message}", EXIT_FAILURE, to_stderr=True)
-    return _view(bus, socket_path, pane, keys)
+    return _view(bus, socket_path, new, keys)  # the new pane has the focus, as in tmux
 
 
 def _view(bus: "MuxClient", socket_path: "Path", pane: int, keys: "PrefixKeys") -> "Outcome":

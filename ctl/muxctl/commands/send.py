@@ -70,7 +70,7 @@ def check(args: argparse.Namespace) -> None:
     _text_and_options(args)
     given = args.text is not None or bool(args.key_names)
     if args.stdin == given:
-        raise CtlError("give either TEXT (or --keys and key names) or --stdin", EXIT_USAGE)
+        raise CtlError("give either TEXT or --stdin (or --keys and key names)", EXIT_USAGE)
     if args.stdin:
         data = sys.stdin.buffer.read(MAX_BYTES + 1)
     elif args.keys:

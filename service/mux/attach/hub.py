@@ -24,7 +24,7 @@ from typing import Generic
 
 from mux.attach.attachable import P, PaneDirectory
 from mux.attach.awaiting_hello import AwaitingHello
-from mux.attach.session import AttachSession
+from mux.attach.session import AttachSession, ClientFacts
 from mux.panes.pane import Pane
 from mux.protocol.attach_conversation import LIMIT_EXCEEDED
 from mux.protocol.errors import MuxError, PreconditionFailed
@@ -177,9 +177,9 @@ class AttachHubOf(Generic[P]):
         """The one place every subscription to a pane's output passes: the spawn
         ledger marks it before the first byte is sent."""
         self._table.mark_use(pane, session.user)
-        if not session.read_only:  # (watching is no use: it starts no lazily held pane)
+        if not session.client.read_only:  # (watching is no use: it starts no lazily held pane)
             self.mark_used(pane)
-        pane.add_output_sink(session.output, watching=session.read_only)
+        pane.add_output_sink(session.output, watching=session.client.read_only)
         self._by_pane.setdefault(pane.id, set()).add(session)
         self._settled(session)
 
@@ -198,32 +198,41 @@ class AttachHubOf(Generic[P]):
                 del self._by_pane[pane.id]
         with contextlib.suppress(ValueError):
             pane.remove_output_sink(session.output)
-        sizing = [other for other in sessions or () if not other.read_only and other.wanted_size]
+        sizing = [s for s in sessions or () if not s.client.read_only and s.client.size]
         if sizing and self.is_open(pane):  # the size of the client active last of those left
-            self._fit(pane, max(sizing, key=lambda other: other.last_active))
+            latest = max(sizing, key=lambda other: other.client.last_active)
+            try:
+                self._fit(pane, latest.client)
+            except MuxError as e:
+                log.info("attach client %s: its size was refused: %s", latest.peer, e)
 
-    def active(self, session: AttachSession[P]) -> None:
-        session.last_active = time.monotonic()
-        if session.pane is not None:
-            self._fit(session.pane, session)
-
-    def _fit(self, pane: P, session: AttachSession[P]) -> None:
-        """`pane` at the size of `session`'s terminal, unless it is a watcher's or unknown:
-        the size rule is the client active last (tmux's default, `window-size latest`), so
-        a small terminal that typed last, or left, never leaves a big one in a corner."""
-        if session.read_only or not pane.is_live:
-            return
-        size = session.wanted_size
-        if size is None or size == (pane.rows, pane.cols):
-            return
+    def active(self, session: AttachSession[P], pane: P) -> MuxError | None:
+        if session.client.read_only:
+            return None
+        session.client.last_active = time.monotonic()
         try:
-            pane.resize(*size)
+            self._fit(pane, session.client)
         except MuxError as e:
             log.info("attach client %s: its size was refused: %s", session.peer, e)
+            return e
+        return None
 
-    def clients(self, pane: P) -> list[AttachSession[P]]:
+    @staticmethod
+    def _fit(pane: P, client: ClientFacts) -> None:
+        """`pane` at the size of `client`'s terminal, unless it is a watcher's or unknown:
+        the size rule is the client active last (tmux's default, `window-size latest`), so
+        a small terminal that typed last, or left, never leaves a big one in a corner.
+        MuxError when the pane refuses the size."""
+        size = client.size
+        if not client.read_only and pane.is_live and size not in (None, (pane.rows, pane.cols)):
+            pane.resize(*size)
+
+    def clients(self, pane: P) -> list[ClientFacts]:
         """The clients attached to `pane` (ListClients), in the order they came."""
-        return sorted(self._by_pane.get(pane.id, ()), key=lambda session: session.serial)
+        return sorted(
+            (session.client for session in self._by_pane.get(pane.id, ())),
+            key=lambda client: client.serial,
+        )
 
     def mark_used(self, pane: P) -> None:
         self._table.mark_used(pane)

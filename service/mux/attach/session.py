@@ -35,6 +35,7 @@ import asyncio
 import itertools
 import logging
 import time
+from dataclasses import dataclass, field
 from typing import Generic, Protocol
 
 from mux.attach.attachable import P
@@ -60,6 +61,18 @@ _SERIALS = itertools.count(1)
 FINAL_OUTPUT_SECONDS = 1.0
 
 
+@dataclass
+class ClientFacts:
+    """What a client said of itself, and when it was last active: ListClients lists
+    it, and the size rule (the client active last) reads it."""
+
+    pid: int | None  # None: a socket OpenAttach made
+    serial: int  # the order clients are listed in
+    read_only: bool = False  # said in HELLO: it watches; no input, no resize
+    size: tuple[int, int] | None = None  # its terminal's (its last RESIZE); None: not said
+    last_active: float = field(default_factory=time.monotonic)  # attach, resize or input
+
+
 class SessionHost(Protocol[P]):
     """What a session needs of its hub: panes by id, and the book of who reads which."""
 
@@ -71,9 +84,9 @@ class SessionHost(Protocol[P]):
     def subscribe(self, session: "AttachSession[P]", pane: P) -> None: ...
     def unsubscribe(self, session: "AttachSession[P]", pane: P) -> None: ...
     def mark_used(self, pane: P) -> None: ...
-    def active(self, session: "AttachSession[P]") -> None:
-        """The client typed, attached or resized: the pane takes its size (the size rule:
-        the client active last, docs/attach-protocol.md#several-clients)."""
+    def active(self, session: "AttachSession[P]", pane: P) -> MuxError | None:
+        """The client attached, resized or typed: the pane takes its size (the client
+        active last, docs/attach-protocol.md); the refusal when the pane refuses it."""
         ...
 
     def terminal_of(self, peer_pid: int, fd: int) -> TerminalWriter | None:
@@ -101,7 +114,7 @@ class AttachSession(asyncio.Protocol, Generic[P]):
     ) -> None:
         """`attach_to`: a pane to attach to once connected (OpenAttach: no HELLO, no ATTACH)."""
         self.peer_pid = peer_pid
-        self.serial = next(_SERIALS)  # the order clients are listed in (ListClients)
+        self.client = ClientFacts(peer_pid, next(_SERIALS))
         self.user = user  # the bus connection that opened it (OpenAttach), else None
         self.peer = f"pid {peer_pid}" if peer_pid is not None else "(OpenAttach)"
         self.pane: P | None = None
@@ -110,9 +123,6 @@ class AttachSession(asyncio.Protocol, Generic[P]):
         self._conversation = ServiceConversation(opened_attached=attach_to is not None)
         self._transport: asyncio.Transport | None = None
         self._attach_on_connect = attach_to
-        self._wanted_size: tuple[int, int] | None = None
-        self.read_only = False  # said in HELLO: it watches; no input, no resize
-        self.last_active = time.monotonic()  # its last attach, resize or input
         self._lagging = False  # output is being skipped; a repaint follows on resume
         self._paused = False  # the transport's buffer is past its high-water mark
         self._terminal: TerminalWriter | None = None  # the client's, handed over in HELLO
@@ -184,7 +194,7 @@ class AttachSession(asyncio.Protocol, Generic[P]):
             return
         if self._terminal is not None:  # a repeated HELLO says anew what the client offers
             self._terminal.close()
-        self.read_only = hello.read_only
+        self.client.read_only = hello.read_only
         fd, pid = hello.terminal_fd, self.peer_pid
         self._terminal = None if fd is None or pid is None else self._host.terminal_of(pid, fd)
         self._send(proto.Welcome(terminal=self._terminal is not None))
@@ -204,12 +214,7 @@ class AttachSession(asyncio.Protocol, Generic[P]):
         if not self._host.is_open(pane):  # closed since OpenAttach was answered
             self.fail(PANE_CLOSED, f"pane {pane.id} was closed")
             return
-        if self._wanted_size is not None and pane.is_live and not self.read_only:
-            self.last_active = time.monotonic()
-            try:
-                pane.resize(*self._wanted_size)
-            except MuxError as e:
-                log.info("attach client %s: the size it asked for was refused: %s", self.peer, e)
+        self._host.active(self, pane)  # (a size refused is logged)
         self._send(proto.Attached(pane.id, pane.rows, pane.cols))
         if not pane.is_live:
             self._send_repaint(pane)
@@ -228,10 +233,10 @@ class AttachSession(asyncio.Protocol, Generic[P]):
         pane = self.pane
         if pane is None:  # exited, its EXITED on the way (the conversation is ATTACHED still)
             return
-        if self.read_only:
+        if self.client.read_only:
             self._refuse(PreconditionFailed("this client is read-only: its keys are not sent"))
             return
-        self._host.active(self)
+        self._host.active(self, pane)
         try:
             pane.send_input(data)
         except MuxError as e:
@@ -254,20 +259,12 @@ class AttachSession(asyncio.Protocol, Generic[P]):
         except MuxError as e:
             self._refuse(e)
             return
-        self._wanted_size = (rows, cols)  # also what the next ATTACH applies
-        pane = self.pane
-        if pane is None or self.read_only:  # (a watcher's size is only listed: ListClients)
+        self.client.size = (rows, cols)  # also what the next ATTACH applies
+        if self.pane is None:
             return
-        self.last_active = time.monotonic()
-        try:
-            pane.resize(rows, cols)  # its clients get a repaint (AttachHub.pane_changed)
-        except MuxError as e:
-            self._refuse(e)
-
-    @property
-    def wanted_size(self) -> tuple[int, int] | None:
-        """The size of the client's terminal (its last RESIZE); None: never said."""
-        return self._wanted_size
+        # (its clients get a repaint: AttachHub.pane_changed; a watcher's size is listed)
+        if (refused := self._host.active(self, self.pane)) is not None:
+            self._refuse(refused)
 
     # -- to the client --------------------------------------------------------------
 

@@ -213,11 +213,11 @@ class ManagerInterface(RestoreMethods):
         clients = self._attach.clients(pane) if self._attach is not None else []
         return [
             {
-                "pid": Variant("u", client.peer_pid or 0),
+                "pid": Variant("u", client.pid or 0),
                 "uid": Variant("u", os.getuid()),
                 "read_only": Variant("b", client.read_only),
-                "rows": Variant("q", (client.wanted_size or (0, 0))[0]),
-                "cols": Variant("q", (client.wanted_size or (0, 0))[1]),
+                "rows": Variant("q", (client.size or (0, 0))[0]),
+                "cols": Variant("q", (client.size or (0, 0))[1]),
             }
             for client in clients
         ]

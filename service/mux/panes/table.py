@@ -34,8 +34,8 @@ from mux.panes.placeholder import NotStarted, placeholder_pane
 from mux.panes.process import StartedProcess
 from mux.panes.screen_sweeper import ScreenSweeper
 from mux.panes.windows import Placement, WindowObserver, Windows
-from mux.protocol.errors import InvalidArgument, NoSuchPane
-from mux.protocol.layout import Direction
+from mux.protocol.errors import InvalidArgument, NoSuchPane, PreconditionFailed
+from mux.protocol.layout import Direction, split_room
 from mux.protocol.notices import Notice
 from mux.protocol.spawn_options import SpawnRequest
 from mux.system.shared_reader import SharedReader
@@ -321,6 +321,9 @@ class PaneTable:
         """A new pane beside `pane_id`, in its window, taking `share` of its space
         (`how`: as for `spawn`)."""
         beside = self.get(pane_id)
+        size = beside.cols if direction == "horizontal" else beside.rows
+        if (cramped := split_room(size, direction, share)) is not None:
+            raise PreconditionFailed(f"pane {pane_id} is too small to split that way: {cramped}")
         request = dataclasses.replace(request, window=beside.window)
         return self.spawn(request, placement=Placement(beside.id, direction, share), **how)
 

@@ -18,6 +18,30 @@ from typing import Any, Literal, cast
 
 Direction = Literal["horizontal", "vertical"]
 DIRECTIONS: tuple[Direction, ...] = ("horizontal", "vertical")
+# A split leaves each of its two panes at least this big (a line between them takes
+# one more): smaller, a program has no room to draw, and a person typed one split too
+# many (seven splits of a 59-column pane once made panes one column wide).
+MIN_SPLIT_COLS = 10
+MIN_SPLIT_ROWS = 2
+
+
+def split_room(size: int, direction: Direction, share: float) -> str | None:
+    """Why a pane `size` long in `direction` (columns side by side, rows one above the
+    other) cannot be split giving the new pane `share` of it; None when it can."""
+    least, unit = (
+        (MIN_SPLIT_COLS, "columns")
+        if direction == "horizontal"
+        else (
+            MIN_SPLIT_ROWS,
+            "rows",
+        )
+    )
+    new = int((size - 1) * share)
+    if min(new, size - 1 - new) >= least:
+        return None
+    return f"it is {size} {unit}: each pane of a split needs at least {least}"
+
+
 RATIO_TOLERANCE = 0.001
 # Deeper than any terminal can show (every split costs a cell): a bound, so that a
 # client's tree cannot exhaust the recursion that walks it.
