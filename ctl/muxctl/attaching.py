@@ -41,7 +41,7 @@ from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS
 from mux.system.socket_trust import UntrustedSocket, connect_trusted
 from muxctl.errors import EXIT_FAILURE, EXIT_PRECONDITION, EXIT_USAGE, CtlError, SocketRefused
 from muxctl.key_names import control_byte
-from muxctl.prefix_keys import Command, DetachNow, PrefixKeys, Typed
+from muxctl.prefix_keys import WINDOW_SWITCHES, Command, DetachNow, PrefixKeys, Typed
 from muxctl.rawterm import RawTerminal, read_keys, window_size
 from muxctl.terminal_out import TerminalOut
 
@@ -61,6 +61,10 @@ _EXIT_STATUS_OF_CODE = {"InvalidArgument": EXIT_USAGE, "PreconditionFailed": EXI
 # Keys and sizes not yet sent are forgotten at a detach; the rest moved the conversation on.
 _FORGETTABLE = frozenset({proto.FrameType.INPUT, proto.FrameType.RESIZE})
 _WATCHED_SIGNALS = (signal.SIGWINCH, signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+# Window commands typed in a pane shown alone: done once detached, by the caller.
+LONE_PANE_COMMANDS = frozenset(
+    {"split-horizontal", "split-vertical", "close", "new-window"} | WINDOW_SWITCHES
+)
 
 
 def parse_detach_key(text: str, what: str = "the detach key") -> bytes | None:
@@ -317,7 +321,7 @@ class AttachClient:
                 continue
             if isinstance(event, Typed):
                 self._say(proto.Input(event.data))
-            elif event.name in ("split-horizontal", "split-vertical", "close"):
+            elif event.name in LONE_PANE_COMMANDS:
                 # Done once detached, by the caller, which then shows the window.
                 self._window_command = event.name
                 return self._start_detach()

@@ -3,8 +3,10 @@ commands behind a prefix key, as tmux's (docs/windows.md#the-window-view).
 
 Pure: bytes in, events out. After the prefix key, one key is a command: an arrow
 moves the focus, `%` splits side by side, `"` one above the other, `x` closes the
-focused pane, `z` zooms it (and back), `d` detaches; the prefix key again types it;
-any other key is ignored, as tmux ignores a key it has no binding for.
+focused pane, `z` zooms it (and back), `c` makes a new window, `n`/`p` show the next
+and previous one, `l` the last one shown, `0`-`9` the one of that index, `d`
+detaches; the prefix key again types it; any other key is ignored, as tmux ignores a
+key it has no binding for.
 """
 
 from dataclasses import dataclass
@@ -16,6 +18,15 @@ COMMAND_KEYS = {
     b"x": "close",
     b"z": "zoom",
     b"d": "detach",
+    b"c": "new-window",
+    b"n": "next-window",
+    b"p": "previous-window",
+    b"l": "last-window",
+    **{str(index).encode(): f"window-{index}" for index in range(10)},
+}
+# The commands that change which window is shown (muxctl.window_commands.pick_window).
+WINDOW_SWITCHES = frozenset({"next-window", "previous-window", "last-window"}) | {
+    f"window-{index}" for index in range(10)
 }
 
 

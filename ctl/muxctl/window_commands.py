@@ -1,11 +1,15 @@
 """Window commands `muxctl attach` sends muxd for keys typed behind the prefix key.
 
-A split: the new pane starts in the directory of the pane it splits, as a shell user
-expects of `Ctrl-b %` (tmux users bind `-c "#{pane_current_path}"` for it), and takes
-the focus (muxd gives it)."""
+A new pane (a split, a new window) starts in the directory of the focused pane, as a
+shell user expects of `Ctrl-b %` and `Ctrl-b c` (tmux users bind
+`-c "#{pane_current_path}"` for it), and takes the focus (muxd gives it). Windows are
+numbered from 0 in the order of their ids, as `muxctl windows` lists them.
+"""
 
 from typing import TYPE_CHECKING
 
+from muxctl.errors import CtlError
+from muxctl.prefix_keys import WINDOW_SWITCHES
 from muxctl.wire import Variant
 
 if TYPE_CHECKING:
@@ -14,16 +18,77 @@ if TYPE_CHECKING:
 
 def split_beside(client: "MuxClient", pane: int, direction: str) -> int:
     """SplitPane of `pane` (`direction`: "horizontal" or "vertical"), half each; the new
-    pane's id. The directory is the one muxd knows for `pane` (left out when it knows
-    none: muxd's default, the home directory)."""
-    options: dict[str, Variant] = {}
-    (entries,) = client.call("ListPanes")
-    for entry in entries:
-        if entry["id"].value == pane and entry["cwd"].value:
-            options["cwd"] = Variant("s", entry["cwd"].value)
+    pane's id."""
+    options = _in_directory_of(client, pane)
     new, _instance, _path = client.call("SplitPane", body=[pane, direction, 0.5, options])
     return int(new)
 
 
+def new_window(client: "MuxClient", beside: int) -> int:
+    """A new window running the user's shell (Spawn without a program) in the directory
+    of pane `beside`; the new pane's id."""
+    new, _instance, _path = client.call("Spawn", body=[_in_directory_of(client, beside)])
+    return int(new)
+
+
+def window_ids(client: "MuxClient") -> list[int]:
+    """Every window's id, in order: a window's index is its place here."""
+    (entries,) = client.call("ListWindows")
+    return sorted(int(entry["id"].value) for entry in entries)
+
+
+def focused_pane(client: "MuxClient", window: int) -> int | None:
+    (entries,) = client.call("ListWindows")
+    for entry in entries:
+        if entry["id"].value == window:
+            return int(entry["focused_pane"].value)
+    return None
+
+
 def set_focus(client: "MuxClient", window: int, pane: int) -> None:
     client.call("SetWindow", body=[window, {"focused_pane": Variant("t", pane)}])
+
+
+def _in_directory_of(client: "MuxClient", pane: int) -> dict[str, Variant]:
+    """Spawn options for the directory muxd knows for `pane` (none when it knows none:
+    muxd's default, the home directory)."""
+    (entries,) = client.call("ListPanes")
+    for entry in entries:
+        if entry["id"].value == pane and entry["cwd"].value:
+            return {"cwd": Variant("s", entry["cwd"].value)}
+    return {}
+
+
+def pick_window(current: int, windows: list[int], command: str, last: int | None) -> int | None:
+    """The window `command` goes to from `current` ("next-window", "previous-window",
+    "last-window", "window-N"); None when there is none (no such index, no last one)."""
+    if command == "last-window":
+        return last if last in windows else None
+    if command.startswith("window-"):
+        index = int(command.removeprefix("window-"))
+        return windows[index] if index < len(windows) else None
+    if current not in windows:
+        return windows[0] if windows else None
+    step = 1 if command == "next-window" else -1
+    return windows[(windows.index(current) + step) % len(windows)]
+
+
+def carry_out(
+    client: "MuxClient", command: str, window: int, focus: int, last_window: int | None
+) -> tuple[int, int] | None:
+    """Do a window command that is muxd's (a split, a close, a new window, a switch) in
+    `window`, whose focused pane is `focus`. Returns (window, pane) when another window
+    is to be shown (0: the window of that pane; pane 0: its focused one); None when the
+    window shown stays. CtlError or RemoteError when it cannot be done (the bell)."""
+    if command.startswith("split-"):
+        split_beside(client, focus, command.removeprefix("split-"))
+    elif command == "close":
+        client.call("Kill", body=[focus])
+    elif command == "new-window":
+        return 0, new_window(client, focus)
+    elif command in WINDOW_SWITCHES:
+        to = pick_window(window, window_ids(client), command, last_window)
+        if to is None or to == window:
+            raise CtlError("no such window")
+        return to, 0
+    return None

@@ -33,7 +33,7 @@ from muxctl.pane_links import PaneLinks
 from muxctl.prefix_keys import Command, DetachNow, PrefixKeys, Typed
 from muxctl.rawterm import RawTerminal, read_keys, window_size
 from muxctl.terminal_out import TerminalOut
-from muxctl.window_commands import set_focus, split_beside
+from muxctl.window_commands import carry_out, set_focus
 from muxctl.window_screen import WindowScreen
 
 if TYPE_CHECKING:
@@ -74,6 +74,7 @@ class WindowView:
         self._layout: Node | None = None
         self._focus = pane
         self._zoomed: int | None = None
+        self._last_window: int | None = None  # the one shown before (`l`)
         self._regions: Regions | None = None
         self._terminal = TerminalOut(output_fd)
         self._detaching_since: float | None = None
@@ -241,8 +242,8 @@ class WindowView:
         return None
 
     def _command(self, command: Command) -> None:
-        """A window command: done by muxd (the view follows), or zoom, this view's own.
-        A refusal is shown as the bell: the view goes on."""
+        """A window command: muxd does it and the view follows (zoom is the view's own);
+        a refusal rings the bell and the view goes on."""
         if self._window == 0:
             return  # (the window is not known yet)
         focus = self._zoomed or self._focus
@@ -251,13 +252,16 @@ class WindowView:
                 way = DIRECTIONS[command.name]
                 if self._zoomed is None and (to := neighbour(self._regions, focus, way)):
                     set_focus(self._client, self._window, to)
-            elif command.name.startswith("split-"):
-                split_beside(self._client, focus, command.name.removeprefix("split-"))
-                self._zoomed = None
-            elif command.name == "close":
-                self._client.call("Kill", body=[focus])
             elif command.name == "zoom":
                 self._zoomed = None if self._zoomed is not None else focus
+            else:  # muxd's to do; the view shows what comes of it
+                self._zoomed = None
+                last = self._last_window
+                shown = carry_out(self._client, command.name, self._window, focus, last)
+                if shown is not None:  # another window, from scratch
+                    self._last_window, (self._window, self._focus) = self._window, shown
+                    self._load()
+                    self._terminal.add(self._screen.full())
         except (RemoteError, CtlError):
             self._terminal.add(b"\a")
         self._load()

@@ -234,3 +234,44 @@ def test_a_pane_whose_program_ends_leaves_the_view_at_once(
     service.wait_screen(left, "after-42")
     shown = outer.wait_shown(view, "after-42")
     assert "│" not in shown, "no border left"
+
+
+def test_windows_made_and_switched_behind_the_prefix(
+    service: Service, outer: OuterTmux, tmp_root: Path
+) -> None:
+    """`c` a new window (a shell in the focused pane's directory), `n`/`p` next and
+    previous, `0`-`9` by index, `l` the last one shown: keys follow the window shown."""
+    project = tmp_root / "work"
+    project.mkdir()
+    first = service.spawn(BASH, env={"PS1": "first$ "}, cwd=str(project))
+    service.wait_screen(first, "first$")
+    view = outer.open(outer.muxctl_line("attach", str(first)), rows=24, cols=80)
+    outer.wait_shown(view, "first$")
+    outer.send_keys(view, "C-b", "c")
+    wait_for(lambda: len(service.panes()) == 2, what="a new window's pane")
+    (second,) = [p for p in service.panes() if p != first]
+    assert service.panes()[second]["window"] != service.panes()[first]["window"]
+    assert service.panes()[second]["cwd"] == str(project)
+    # The new window is shown, its pane alone at the terminal's size, and takes the keys.
+    wait_for(
+        lambda: (service.panes()[second]["rows"], service.panes()[second]["cols"]) == (24, 80),
+        what="the new window's pane at the terminal's size",
+    )
+
+    def typed_into(pane: int, word: str) -> None:
+        outer.type_line(view, f"echo {word}-$((6*7))")
+        service.wait_screen(pane, f"{word}-42")
+
+    typed_into(second, "in-the-new-window")
+    for keys, pane, word in (
+        (("p",), first, "previous"),
+        (("n",), second, "next"),
+        (("0",), first, "index-zero"),
+        (("l",), second, "last"),
+        (("1",), second, "index-one"),
+    ):
+        outer.send_keys(view, "C-b", *keys)
+        outer.wait_shown(view, "in-the-new-window-42" if pane == second else "first$")
+        typed_into(pane, word)
+    outer.send_keys(view, "C-b", "d")
+    outer.wait_shown(view, "[detached from window")

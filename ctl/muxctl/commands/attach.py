@@ -118,18 +118,33 @@ def _after_window_command(
     view; closing the pane ends the attach."""
     from muxctl.attaching import Outcome
     from muxctl.errors import RemoteError
-    from muxctl.window_commands import split_beside
+    from muxctl.window_commands import new_window, split_beside
 
     command = detached.window_command
+    assert command is not None
     try:
         if command == "close":
             bus.call("Kill", body=[pane])
             return Outcome(f"[pane {pane} closed]")
-        assert command is not None
-        new = split_beside(bus, pane, command.removeprefix("split-"))
+        if command == "new-window":
+            shown = new_window(bus, pane)
+        elif command.startswith("split-"):
+            shown = split_beside(bus, pane, command.removeprefix("split-"))
+        else:  # another window (or this one again: there is none that way)
+            shown = _pane_of_window(bus, pane, command)
     except RemoteError as e:
         return Outcome(f"muxctl: {e.message}", EXIT_FAILURE, to_stderr=True)
-    return _view(bus, socket_path, new, keys)  # the new pane has the focus, as in tmux
+    return _view(bus, socket_path, shown, keys)  # the new pane has the focus, as in tmux
+
+
+def _pane_of_window(bus: "MuxClient", pane: int, command: str) -> int:
+    """The focused pane of the window `command` goes to from the window of `pane`."""
+    from muxctl.window_commands import focused_pane, pick_window, window_ids
+
+    (entries,) = bus.call("ListPanes")
+    window = next((int(e["window"].value) for e in entries if e["id"].value == pane), 0)
+    chosen = pick_window(window, window_ids(bus), command, None)
+    return (focused_pane(bus, chosen) if chosen is not None else None) or pane
 
 
 def _view(bus: "MuxClient", socket_path: "Path", pane: int, keys: "PrefixKeys") -> "Outcome":
