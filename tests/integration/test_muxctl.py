@@ -421,6 +421,17 @@ def _runs_sleep(service: Service, pane: int) -> bool:
     return any(Path(f"/proc/{c}/comm").read_text().strip() == "sleep" for c in children)
 
 
+def test_rename_window(service: Service) -> None:
+    pane = spawn(service, "--", *SLEEPER)
+    window = service.panes()[pane]["window"]
+    assert ok(service.muxctl("rename-window", str(window), "build \x1b]2;x\x07 logs")) == ""
+    (entry,) = json.loads(ok(service.muxctl("windows", "--json")))
+    assert entry["title"] == "build \x1b]2;x\x07 logs"
+    assert "build \\x1b]2;x\\x07 logs" in ok(service.muxctl("windows")), "shown escaped"
+    missing = service.muxctl("rename-window", "999", "x")
+    assert missing.returncode == 2 and "no window 999" in missing.stderr
+
+
 def test_capture_human_and_json(service: Service) -> None:
     pane = spawn(service, "--", "sh", "-c", 'printf "line-one\\n  line-two\\n"; exec sleep 60')
     out = wait_capture(service, pane, "line-two")

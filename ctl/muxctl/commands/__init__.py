@@ -16,6 +16,7 @@ VERBS = (
     "spawn",
     "split",
     "windows",
+    "rename-window",
     "new",
     "attach",
     "kill",
