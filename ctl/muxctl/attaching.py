@@ -43,6 +43,7 @@ from muxctl.errors import EXIT_FAILURE, EXIT_PRECONDITION, EXIT_USAGE, CtlError,
 from muxctl.key_names import control_byte
 from muxctl.prefix_keys import WINDOW_SWITCHES, Command, DetachNow, PrefixKeys, Typed
 from muxctl.rawterm import RawTerminal, read_keys, window_size
+from muxctl.signal_wakeup import signal_wakeups
 from muxctl.terminal_out import TerminalOut
 
 RECV_SIZE = 256 * 1024
@@ -60,7 +61,6 @@ DEFAULT_PREFIX_KEY = "^b"  # as tmux's
 _EXIT_STATUS_OF_CODE = {"InvalidArgument": EXIT_USAGE, "PreconditionFailed": EXIT_PRECONDITION}
 # Keys and sizes not yet sent are forgotten at a detach; the rest moved the conversation on.
 _FORGETTABLE = frozenset({proto.FrameType.INPUT, proto.FrameType.RESIZE})
-_WATCHED_SIGNALS = (signal.SIGWINCH, signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 # Window commands typed in a pane shown alone: done once detached, by the caller.
 LONE_PANE_COMMANDS = frozenset(
     {"split-horizontal", "split-vertical", "close", "new-window"} | WINDOW_SWITCHES
@@ -209,21 +209,11 @@ class AttachClient:
 
     def run(self) -> Outcome:
         """Attached until detach, exit or loss; the terminal is raw only inside."""
-        wake_read, wake_write = os.pipe()
-        os.set_blocking(wake_read, False)
-        os.set_blocking(wake_write, False)
-        previous_handlers = {s: signal.signal(s, _note_signal) for s in _WATCHED_SIGNALS}
-        previous_wakeup = signal.set_wakeup_fd(wake_write)
         try:
-            with RawTerminal(self._in, self._out):
-                outcome = self._serve(wake_read)
+            with signal_wakeups() as wake_fd, RawTerminal(self._in, self._out):
+                outcome = self._serve(wake_fd)
                 self._terminal.flush(FLUSH_TIMEOUT_SECONDS)
         finally:
-            signal.set_wakeup_fd(previous_wakeup)
-            for signum, handler in previous_handlers.items():
-                signal.signal(signum, handler)
-            os.close(wake_read)
-            os.close(wake_write)
             if self._sock is not None:
                 self._sock.close()
         if self._notes:
@@ -427,7 +417,3 @@ def connect_attach_socket(path: Path) -> socket.socket:
         raise CtlError("mux is not running (nothing listens on its attach socket)") from None
     except OSError as e:
         raise CtlError(f"cannot connect to mux's attach socket: {e.strerror}") from None
-
-
-def _note_signal(signum: int, frame: object) -> None:
-    """The wake-up fd carries the signal to the loop; nothing else to do here."""

@@ -32,6 +32,7 @@ from muxctl.pane_link import PaneAttached, PaneEnded, PaneInterrupted, PaneLink,
 from muxctl.pane_links import PaneLinks
 from muxctl.prefix_keys import Command, DetachNow, PrefixKeys, Typed
 from muxctl.rawterm import RawTerminal, read_keys, window_size
+from muxctl.signal_wakeup import signal_wakeups
 from muxctl.terminal_out import TerminalOut
 from muxctl.window_commands import carry_out, set_focus
 from muxctl.window_screen import WindowScreen
@@ -45,7 +46,6 @@ DETACH_TIMEOUT_SECONDS = 2.0
 REATTACH_POLL_SECONDS = 0.05
 TERMINAL_BACKLOG_BYTES = 1 << 20
 DIRECTIONS: dict[str, Way] = {"up": "up", "down": "down", "left": "left", "right": "right"}
-_WATCHED_SIGNALS = (signal.SIGWINCH, signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 
 class _WindowGone(Exception):
@@ -116,27 +116,16 @@ class WindowView:
     # -- the loop -----------------------------------------------------------------------
 
     def run(self) -> Outcome:
-        wake_read, wake_write = os.pipe()
-        os.set_blocking(wake_read, False)
-        os.set_blocking(wake_write, False)
-        previous_handlers = {s: signal.signal(s, lambda *_: None) for s in _WATCHED_SIGNALS}
-        previous_wakeup = signal.set_wakeup_fd(wake_write)
         try:
-            with RawTerminal(self._in, self._out):
+            with signal_wakeups() as wake_fd, RawTerminal(self._in, self._out):
                 try:
-                    outcome = self._serve(wake_read)
+                    return self._serve(wake_fd)
                 finally:
                     # Whatever the last pane drawn left set; the next line below it all.
                     self._terminal.add(f"\x1b[0m\x1b[?25h\x1b[{self._size[0]};1H".encode())
                     self._terminal.flush(DETACH_TIMEOUT_SECONDS)
         finally:
-            signal.set_wakeup_fd(previous_wakeup)
-            for signum, handler in previous_handlers.items():
-                signal.signal(signum, handler)
-            os.close(wake_read)
-            os.close(wake_write)
             self._links.close()
-        return outcome
 
     def _serve(self, wake_fd: int) -> Outcome:
         if self._asked:
