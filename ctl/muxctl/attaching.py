@@ -63,7 +63,7 @@ _EXIT_STATUS_OF_CODE = {"InvalidArgument": EXIT_USAGE, "PreconditionFailed": EXI
 _FORGETTABLE = frozenset({proto.FrameType.INPUT, proto.FrameType.RESIZE})
 # Window commands typed in a pane shown alone: done once detached, by the caller.
 LONE_PANE_COMMANDS = frozenset(
-    {"split-horizontal", "split-vertical", "close", "new-window"} | WINDOW_SWITCHES
+    {"split-horizontal", "split-vertical", "close", "close-window", "new-window"} | WINDOW_SWITCHES
 )
 
 
@@ -168,6 +168,11 @@ class AttachClient:
         self._reconnect_until: float | None = None
         self._opened = False  # on a connection OpenAttach made: nothing to reconnect to
         self._notes: list[str] = []  # refusals, shown after the terminal is back
+
+    @property
+    def pane(self) -> int:
+        """The pane shown (0 until the service has named the one used last)."""
+        return self._pane
 
     # -- connection ---------------------------------------------------------------
 

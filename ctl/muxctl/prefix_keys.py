@@ -16,6 +16,7 @@ COMMAND_KEYS = {
     b"%": "split-horizontal",
     b'"': "split-vertical",
     b"x": "close",
+    b"&": "close-window",
     b"z": "zoom",
     b"d": "detach",
     b"c": "new-window",

@@ -6,8 +6,10 @@ shell user expects of `Ctrl-b %` and `Ctrl-b c` (tmux users bind
 numbered from 0 in the order of their ids, as `muxctl windows` lists them.
 """
 
+import json
 from typing import TYPE_CHECKING
 
+from mux.protocol.layout import from_data, panes_of
 from muxctl.errors import CtlError
 from muxctl.prefix_keys import WINDOW_SWITCHES
 from muxctl.wire import Variant
@@ -84,6 +86,9 @@ def carry_out(
         split_beside(client, focus, command.removeprefix("split-"))
     elif command == "close":
         client.call("Kill", body=[focus])
+    elif command == "close-window":
+        for pane in panes_of_window(client, window):
+            client.call("Kill", body=[pane])
     elif command == "new-window":
         return 0, new_window(client, focus)
     elif command in WINDOW_SWITCHES:
@@ -92,3 +97,23 @@ def carry_out(
             raise CtlError("no such window")
         return to, 0
     return None
+
+
+# The commands that lose work: asked first, y/n (muxctl.view_question).
+ASKS_FIRST = frozenset({"close", "close-window"})
+
+
+def asks_first(client: "MuxClient", command: str, window: int, focus: int) -> str:
+    """The question asked before `command` (one of ASKS_FIRST)."""
+    if command == "close":
+        return f"kill pane {focus}? (y/n)"
+    count = len(panes_of_window(client, window))
+    return f"kill window {window} and its {count} pane{'s' if count > 1 else ''}? (y/n)"
+
+
+def panes_of_window(client: "MuxClient", window: int) -> list[int]:
+    (entries,) = client.call("ListWindows")
+    for entry in entries:
+        if entry["id"].value == window:
+            return list(panes_of(from_data(json.loads(entry["layout"].value))))
+    return []

@@ -34,7 +34,8 @@ from muxctl.prefix_keys import Command, DetachNow, PrefixKeys, Typed
 from muxctl.rawterm import RawTerminal, read_keys, window_size
 from muxctl.signal_wakeup import signal_wakeups
 from muxctl.terminal_out import TerminalOut
-from muxctl.window_commands import carry_out, set_focus
+from muxctl.view_question import Question
+from muxctl.window_commands import ASKS_FIRST, asks_first, carry_out, set_focus
 from muxctl.window_screen import WindowScreen
 
 if TYPE_CHECKING:
@@ -75,6 +76,7 @@ class WindowView:
         self._focus = pane
         self._zoomed: int | None = None
         self._last_window: int | None = None  # the one shown before (`l`)
+        self._question = Question()  # asked before `x` and `&`
         self._regions: Regions | None = None
         self._terminal = TerminalOut(output_fd)
         self._detaching_since: float | None = None
@@ -172,7 +174,7 @@ class WindowView:
                     self._refresh()
             except _WindowGone:
                 return Outcome(f"[window {self._window} ended: its last pane closed]")
-            self._terminal.add(self._screen.render())
+            self._terminal.add(self._screen.render() + self._question.overlay(*self._size))
             self._terminal.write()
 
     def _ready(self, fd: int, wake_fd: int, links: dict[int, PaneLink]) -> Outcome | None:
@@ -217,6 +219,11 @@ class WindowView:
         data = read_keys(self._in)
         if not data:  # None: nothing after all; b"": the terminal is gone
             return None if data is None else self._start_detach()
+        if self._question.pending:  # the key answers it (and is not typed)
+            if (action := self._question.answer(data)) is not None:
+                action()
+            self._terminal.add(self._screen.full())
+            return None
         for event in self._keys.feed(data):
             if isinstance(event, Typed):
                 focused = self._links.get(self._zoomed or self._focus)
@@ -230,7 +237,7 @@ class WindowView:
                 self._command(event)
         return None
 
-    def _command(self, command: Command) -> None:
+    def _command(self, command: Command, confirmed: bool = False) -> None:
         """A window command: muxd does it and the view follows (zoom is the view's own);
         a refusal rings the bell and the view goes on."""
         if self._window == 0:
@@ -243,6 +250,9 @@ class WindowView:
                     set_focus(self._client, self._window, to)
             elif command.name == "zoom":
                 self._zoomed = None if self._zoomed is not None else focus
+            elif command.name in ASKS_FIRST and not confirmed:
+                question = asks_first(self._client, command.name, self._window, focus)
+                self._question.ask(question, lambda: self._command(command, confirmed=True))
             else:  # muxd's to do; the view shows what comes of it
                 self._zoomed = None
                 last = self._last_window

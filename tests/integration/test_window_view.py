@@ -127,8 +127,15 @@ def test_prefix_splits_zooms_and_the_panes_follow_the_terminal_size(
         ),
         what="the panes following the terminal's new size",
     )
-    # prefix + x closes the focused pane; the tree collapses.
+    # prefix + x asks first (y/n); n keeps the pane, y closes it; the tree collapses.
     outer.send_keys(view, "C-b", "x")
+    outer.wait_shown(view, f"kill pane {below}? (y/n)")
+    outer.send_keys(view, "n")
+    wait_for(lambda: "(y/n)" not in outer.capture(view), what="the question gone")
+    assert below in service.panes()
+    outer.send_keys(view, "C-b", "x")
+    outer.wait_shown(view, f"kill pane {below}? (y/n)")
+    outer.send_keys(view, "y")
     wait_for(lambda: below not in service.panes(), what="the focused pane closed")
     assert layout(service, window)["layout"]["children"] == [{"pane": left}, {"pane": right}]  # type: ignore[index]
     outer.send_keys(view, "C-\\")
@@ -275,3 +282,30 @@ def test_windows_made_and_switched_behind_the_prefix(
         typed_into(pane, word)
     outer.send_keys(view, "C-b", "d")
     outer.wait_shown(view, "[detached from window")
+
+
+def test_closing_a_window_or_a_lone_pane_asks_first(service: Service, outer: OuterTmux) -> None:
+    """`&` closes the window, every pane of it, after y; in a pane shown alone `x` asks
+    on the terminal given back, and n attaches to the pane again."""
+    window, left, right = side_by_side(service)
+    view = outer.open(outer.muxctl_line("attach", str(left)), rows=24, cols=81)
+    outer.wait_shown(view, "right$")
+    outer.send_keys(view, "C-b", "&")
+    outer.wait_shown(view, f"kill window {window} and its 2 panes? (y/n)")
+    outer.send_keys(view, "y")
+    outer.wait_shown(view, "[window")
+    wait_for(lambda: not {left, right} & set(service.panes()), what="both panes closed")
+
+    alone = service.spawn(BASH, env={"PS1": "alone$ "})
+    service.wait_screen(alone, "alone$")
+    lone = outer.open(outer.muxctl_line("attach", str(alone)), rows=24, cols=80)
+    outer.wait_shown(lone, "alone$")
+    outer.send_keys(lone, "C-b", "x")
+    outer.wait_shown(lone, f"kill pane {alone}? (y/n)")
+    outer.send_keys(lone, "n")
+    outer.type_line(lone, "echo still-$((6*7))")
+    service.wait_screen(alone, "still-42")
+    outer.send_keys(lone, "C-b", "x")
+    outer.send_keys(lone, "y")
+    outer.wait_shown(lone, f"[pane {alone} closed]")
+    assert alone not in service.panes()

@@ -87,14 +87,37 @@ def attach(
     if bus is not None and not read_only and (pane == 0 or _window_size(bus, pane) > 1):
         outcome = _view(bus, socket_path, pane, keys)
     else:
-        client = AttachClient(socket_path, pane, keys, read_only=read_only)
-        client.connect(opened)
-        outcome = client.run()
+        while True:
+            client = AttachClient(socket_path, pane, keys, read_only=read_only)
+            client.connect(opened)
+            outcome = client.run()
+            if bus is None or not _declined(outcome.window_command, pane):
+                break
+            pane = client.pane  # not closed after all: shown again
         if outcome.window_command is not None and bus is not None:
             outcome = _after_window_command(bus, socket_path, pane, keys, outcome)
     # On a line of its own, below whatever the pane left on the screen.
     print("\n" + outcome.message, file=sys.stderr if outcome.to_stderr else sys.stdout)
     return outcome.exit_status
+
+
+def _declined(command: str | None, pane: int) -> bool:
+    """Asked first, y/n, before a command that loses work (`x`, `&` in a pane shown
+    alone: it closes the pane), on the terminal the attach has just given back."""
+    import select
+
+    from muxctl.rawterm import RawTerminal
+    from muxctl.window_commands import ASKS_FIRST
+
+    if command not in ASKS_FIRST:
+        return False
+    sys.stdout.write(f"\nkill pane {pane}? (y/n) ")
+    sys.stdout.flush()
+    with RawTerminal(0, 1):  # (non-blocking: waited for)
+        select.select([0], [], [])
+        answer = os.read(0, 64)
+    print()
+    return answer[:1] not in (b"y", b"Y")
 
 
 def _window_size(bus: "MuxClient", pane: int) -> int:
@@ -123,7 +146,7 @@ def _after_window_command(
     command = detached.window_command
     assert command is not None
     try:
-        if command == "close":
+        if command in ("close", "close-window"):  # (asked first: _declined)
             bus.call("Kill", body=[pane])
             return Outcome(f"[pane {pane} closed]")
         if command == "new-window":
