@@ -25,6 +25,31 @@ COMMAND_KEYS = {
     b"l": "last-window",
     **{str(index).encode(): f"window-{index}" for index in range(10)},
 }
+# What each key after the prefix does, for `muxctl attach --help` (the man page's WINDOW
+# KEYS and docs/windows.md#the-window-view say the same).
+KEY_HELP = (
+    ('% or "', "split the focused pane side by side, or one above the other"),
+    ("arrows", "move the focus to the pane that way"),
+    ("x", "close the focused pane (asks y/n)"),
+    ("&", "close the window, every pane of it (asks y/n)"),
+    ("z", "zoom the focused pane, and back"),
+    ("c", "a new window: a shell in the focused pane's directory"),
+    ("n p l", "the next, previous, and last shown window"),
+    ("0 ... 9", "the window of that index (as muxctl windows lists them)"),
+    ("d", "detach"),
+    ("the prefix", "types it"),
+)
+
+
+def keys_help() -> str:
+    """The window keys as `--help` shows them (the same whatever the environment says:
+    the man page is made from it)."""
+    lines = ["window keys, after the prefix key (^b unless --prefix-key says otherwise):"]
+    lines += [f"  {key:<11} {meaning}" for key, meaning in KEY_HELP]
+    lines.append("The detach key (^\\ unless --detach-key says otherwise) detaches at once.")
+    return "\n".join(lines)
+
+
 # The commands that change which window is shown (muxctl.window_commands.pick_window).
 WINDOW_SWITCHES = frozenset({"next-window", "previous-window", "last-window"}) | {
     f"window-{index}" for index in range(10)

@@ -20,6 +20,10 @@ if TYPE_CHECKING:
 
 
 def add_detach_key(parser: argparse.ArgumentParser) -> None:
+    from muxctl.prefix_keys import keys_help
+
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = keys_help()
     parser.add_argument(
         "--detach-key",
         metavar="KEY",
