@@ -23,6 +23,8 @@ from typing import TypeVar
 # avt re-exports Vt without declaring it; its typed home is avt._avt.
 from avt._avt import Vt
 
+from mux.terminal.dec_graphics import GraphicsTranslator
+
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -56,7 +58,7 @@ def _feed_in_slices(vt: Vt, text: str) -> None:
 
 
 class Screen:
-    __slots__ = ("_cols", "_decoder", "_dump", "_rows", "_vt", "last_used")
+    __slots__ = ("_cols", "_decoder", "_dump", "_graphics", "_rows", "_vt", "last_used")
 
     def __init__(self, rows: int, cols: int) -> None:
         self._rows = rows
@@ -64,6 +66,7 @@ class Screen:
         self._vt: Vt | None = None
         self._dump = ""  # the state while hibernating; "" is a blank screen
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._graphics = GraphicsTranslator()  # xterm's DEC special graphics glyphs
         self.last_used = time.monotonic()  # by a client; output does not count
 
     @property
@@ -111,6 +114,7 @@ class Screen:
         """A screen as another process left it: hibernated, woken on first use."""
         screen = cls(rows, cols)
         screen._dump = dump
+        screen._graphics.translate(dump)  # (only to learn the character sets in use)
         screen._decoder.setstate((decoder_pending, 0))
         return screen
 
@@ -136,7 +140,7 @@ class Screen:
             self._vt = None
 
     def feed(self, data: bytes) -> None:
-        text = self._decoder.decode(data)
+        text = self._graphics.translate(self._decoder.decode(data))
         # avt is markedly slower on very long strings (55 MB/s at 256 KiB against
         # 74 MB/s at 16 KiB, measured): feed large batches in slices.
         if text:
