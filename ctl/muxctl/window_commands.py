@@ -7,11 +7,13 @@ numbered from 0 in the order of their ids, as `muxctl windows` lists them.
 """
 
 import json
-from typing import TYPE_CHECKING
+import os
+from typing import TYPE_CHECKING, Any
 
-from mux.protocol.layout import from_data, panes_of
+from mux.protocol.layout import Node, from_data, panes_of
 from muxctl.errors import CtlError
 from muxctl.prefix_keys import WINDOW_SWITCHES
+from muxctl.status_line import status_text
 from muxctl.wire import Variant
 
 if TYPE_CHECKING:
@@ -117,3 +119,31 @@ def panes_of_window(client: "MuxClient", window: int) -> list[int]:
         if entry["id"].value == window:
             return list(panes_of(from_data(json.loads(entry["layout"].value))))
     return []
+
+
+def find_window(
+    client: "MuxClient", window: int, pane: int
+) -> tuple[list[dict[str, Any]], tuple[int, Node, int] | None]:
+    """Every window (ListWindows, plain values), and the one shown: `window`, or (0)
+    the window of `pane`, as (id, layout, focused pane); None when it is gone."""
+    (entries,) = client.call("ListWindows")
+    windows = [{key: value.value for key, value in entry.items()} for entry in entries]
+    for plain in windows:
+        layout = from_data(json.loads(plain["layout"]))
+        if (window and plain["id"] == window) or (not window and pane in panes_of(layout)):
+            return windows, (int(plain["id"]), layout, int(plain["focused_pane"]))
+    return windows, None
+
+
+def status_of(
+    client: "MuxClient",
+    windows: list[dict[str, Any]],
+    shown: tuple[int, int, bool],
+    state: str,
+) -> str:
+    """The status line of the view showing `shown`: (window, focused pane, zoomed)."""
+    window, focus, zoomed = shown
+    (entries,) = client.call("ListPanes")
+    panes = [{key: value.value for key, value in entry.items()} for entry in entries]
+    home = os.environ.get("HOME")
+    return status_text(windows, window, panes, focus, zoomed=zoomed, state=state, home=home)

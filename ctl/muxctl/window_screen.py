@@ -20,12 +20,14 @@ from collections.abc import Iterable
 from avt._avt import Cell, Color, Line, Pen, Vt
 
 from mux.protocol.regions import Rect, Regions, border_cells, focus_border_cells
+from muxctl.status_line import fit
 
 FEED_SLICE_CHARS = 16384  # avt is slower on very long strings (see mux.terminal.screen)
 RESET = "\x1b[0m"
 CLEAR = "\x1b[H\x1b[2J"
 HIDE_CURSOR = "\x1b[?25l"
 SHOW_CURSOR = "\x1b[?25h"
+STATUS_STYLE = "\x1b[0;30;42m"  # black on green, as tmux's status line
 FOCUS_COLOUR = "\x1b[32m"  # green: the focused pane's border
 
 # avt reports its internal failures as Rust panics, which reach Python as pyo3's
@@ -184,6 +186,8 @@ class WindowScreen:
         self._borders_stale = False
         self._covered = True  # panes and borders tile the terminal
         self._cursor: CursorState | None = None  # as last drawn
+        self._status: str | None = None  # the status line's text (None: no status line)
+        self._status_drawn: str | None = None
 
     @property
     def size(self) -> tuple[int, int]:
@@ -223,8 +227,14 @@ class WindowScreen:
             max(0, min(rect.rows, rows - rect.top)) * max(0, min(rect.cols, cols - rect.left))
             for rect in regions.panes.values()
         )
-        self._covered = area >= rows * cols  # (regions never overlap)
+        status = cols if self._status is not None else 0
+        self._covered = area + status >= rows * cols  # (regions never overlap)
         self._redraw = True
+
+    def set_status(self, text: str | None) -> None:
+        """The status line on the terminal's last row (None: none; the layout's regions
+        then leave that row to it). Drawn at the next render when it changed."""
+        self._status = text
 
     def reset(self, pane: int) -> None:
         """A repaint of `pane` follows: its emulator starts blank (what is on the
@@ -271,6 +281,7 @@ class WindowScreen:
             self._draw_pane(known, out, clear)
         if redraw or self._borders_stale:
             self._draw_borders(out)
+        self._draw_status(out, redraw)
         self._changed.clear()
         self._redraw = self._borders_stale = False
         cursor = self._cursor_now()
@@ -301,6 +312,15 @@ class WindowScreen:
             if edge <= 0 or (cleared and form == " " * edge):
                 continue  # blank already
             out.append(cup(top, rect.left) + form)
+
+    def _draw_status(self, out: list[str], redraw: bool) -> None:
+        rows, cols = self._size
+        text = self._status
+        if text is None or rows <= 0 or (text == self._status_drawn and not redraw):
+            return
+        self._status_drawn = text
+        width = max(cols - 1, 0)  # (never the terminal's last cell: it may scroll)
+        out.append(cup(rows - 1, 0) + STATUS_STYLE + fit(text, width) + RESET)
 
     def _draw_borders(self, out: list[str]) -> None:
         rows, cols = self._size

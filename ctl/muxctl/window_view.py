@@ -15,16 +15,15 @@ graceful upgrade of mux cuts every link (ServiceUpgrading): each is made again
 to the same pane, and the window asked for again once mux is back on the bus.
 """
 
-import json
 import os
 import select
 import signal
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from mux.protocol import attach as proto
-from mux.protocol.layout import Leaf, Node, from_data, panes_of
+from mux.protocol.layout import Leaf, Node, panes_of
 from mux.protocol.regions import Regions, neighbour, place
 from muxctl.attaching import Outcome
 from muxctl.errors import EXIT_FAILURE, CtlError, RemoteError
@@ -35,7 +34,15 @@ from muxctl.rawterm import RawTerminal, read_keys, window_size
 from muxctl.signal_wakeup import signal_wakeups
 from muxctl.terminal_out import TerminalOut
 from muxctl.view_question import Question
-from muxctl.window_commands import ASKS_FIRST, asks_first, carry_out, set_focus
+from muxctl.view_settings import status_line
+from muxctl.window_commands import (
+    ASKS_FIRST,
+    asks_first,
+    carry_out,
+    find_window,
+    set_focus,
+    status_of,
+)
 from muxctl.window_screen import WindowScreen
 
 if TYPE_CHECKING:
@@ -70,6 +77,7 @@ class WindowView:
         self._in, self._out = input_fd, output_fd
         self._size = window_size(output_fd)
         self._screen = WindowScreen(*self._size)
+        self._status = status_line()  # a status line on the last row (`status`)
         self._links = PaneLinks(socket_path)
         self._window = 0
         self._layout: Node | None = None
@@ -85,28 +93,24 @@ class WindowView:
 
     def _load(self) -> None:
         """The window of the pane shown (ListWindows), and the links and regions for it."""
-        (entries,) = self._client.call("ListWindows")
-        for entry in entries:
-            plain: dict[str, Any] = {key: value.value for key, value in entry.items()}
-            layout = from_data(json.loads(plain["layout"]))
-            panes = list(panes_of(layout))
-            if (self._window and plain["id"] == self._window) or (
-                not self._window and self._focus in panes
-            ):
-                self._window, self._layout = int(plain["id"]), layout
-                self._focus = int(plain["focused_pane"])
-                break
-        else:
+        windows, found = find_window(self._client, self._window, self._focus)
+        if found is None:
             raise _WindowGone
-        if self._zoomed is not None and self._zoomed not in panes:
+        self._window, self._layout, self._focus = found
+        if self._zoomed is not None and self._zoomed not in panes_of(self._layout):
             self._zoomed = None
+        if self._status:
+            state = "reattaching after an upgrade" if self._links.reattaching else ""
+            shown = (self._window, self._zoomed or self._focus, self._zoomed is not None)
+            self._screen.set_status(status_of(self._client, windows, shown, state))
         self._arrange()
 
     def _arrange(self) -> None:
         """Regions for the terminal's size; links opened, closed and resized to match."""
         assert self._layout is not None
         shown: Node = Leaf(self._zoomed) if self._zoomed is not None else self._layout
-        self._regions = place(shown, *self._size)
+        rows, cols = self._size
+        self._regions = place(shown, max(rows - self._status, 1), cols)
         self._links.match({pane: self._size_of(pane) for pane in self._regions.panes})
         self._screen.set_layout(self._regions, self._focus, self._size)
 

@@ -67,6 +67,11 @@ class Settings(BaseSettings):
     exited_pane_linger_seconds: float | None = Field(
         default=None, ge=0, description="close exited panes after this long; unset: keep them"
     )
+    status: bool = Field(
+        default=True,
+        description="a status line at the bottom of `muxctl attach`'s window view "
+        "(muxctl.view_settings reads it)",
+    )
     remain_on_exit: bool = Field(
         default=False,
         description="keep a pane whose program ended in a window it shares with others "

@@ -62,11 +62,11 @@ def test_two_panes_side_by_side_each_in_its_region_with_a_border(
     view = outer.open(outer.muxctl_line("attach", str(left)), rows=24, cols=81)
     shown = outer.wait_shown(view, "right$")
     assert "left$" in shown
-    # 81 columns: 40 for each pane and the border between them.
+    # 81 columns: 40 for each pane and the border between them; 23 rows above the status line.
     wait_for(
         lambda: (
             [(service.panes()[p]["rows"], service.panes()[p]["cols"]) for p in (left, right)]
-            == [(24, 40), (24, 40)]
+            == [(23, 40), (23, 40)]
         ),
         what="each pane sized to its region",
     )
@@ -111,11 +111,11 @@ def test_prefix_splits_zooms_and_the_panes_follow_the_terminal_size(
         ],
     }
     service.wait_size(
-        below, 11, 40, what="the new pane sized to its region (24 rows: 12 + border + 11)"
+        below, 11, 40, what="the new pane sized to its region (23 rows: 11 + border + 11)"
     )
     # Zoom: the focused pane fills the terminal, and back.
     outer.send_keys(view, "C-b", "z")
-    service.wait_size(below, 24, 81, what="the zoomed pane at the terminal's size")
+    service.wait_size(below, 23, 81, what="the zoomed pane at the terminal's size")
     outer.send_keys(view, "C-b", "z")
     wait_for(lambda: service.panes()[below]["cols"] == 40, what="back in its region")
     # The outer terminal resized: every pane follows its region.
@@ -123,7 +123,7 @@ def test_prefix_splits_zooms_and_the_panes_follow_the_terminal_size(
     wait_for(
         lambda: (
             [service.panes()[p]["cols"] for p in (left, right, below)] == [50, 50, 50]
-            and service.panes()[left]["rows"] == 30
+            and service.panes()[left]["rows"] == 29
         ),
         what="the panes following the terminal's new size",
     )
@@ -192,7 +192,7 @@ def test_a_place_holder_is_shown_in_its_region_and_the_view_goes_on(
         view = outer.open(outer.muxctl_line("attach", str(live)), rows=24, cols=81)
         shown = outer.wait_shown(view, "this pane keeps")
         assert "left$" in shown
-        service.wait_size(live, 24, 40, what="the live pane sized to its region")
+        service.wait_size(live, 23, 40, what="the live pane sized to its region")
         outer.type_line(view, "echo typed-$((6*7))")
         service.wait_screen(live, "typed-42")
         outer.wait_shown(view, "typed-42")
@@ -234,13 +234,13 @@ def test_a_pane_whose_program_ends_leaves_the_view_at_once(
     outer.type_line(view, "exit")
     wait_for(lambda: layout(service, window)["layout"] == {"pane": left}, what="one pane left")
     wait_for(
-        lambda: (service.panes()[left]["rows"], service.panes()[left]["cols"]) == (24, 81),
+        lambda: (service.panes()[left]["rows"], service.panes()[left]["cols"]) == (23, 81),
         what="the sibling sized to the whole terminal",
     )
     outer.type_line(view, "echo after-$((6*7))")
     service.wait_screen(left, "after-42")
     shown = outer.wait_shown(view, "after-42")
-    assert "│" not in shown, "no border left"
+    assert "│" not in "\n".join(shown.split("\n")[:23]), "no border left (the status line aside)"
 
 
 def test_windows_made_and_switched_behind_the_prefix(
@@ -261,7 +261,7 @@ def test_windows_made_and_switched_behind_the_prefix(
     assert service.panes()[second]["cwd"] == str(project)
     # The new window is shown, its pane alone at the terminal's size, and takes the keys.
     wait_for(
-        lambda: (service.panes()[second]["rows"], service.panes()[second]["cols"]) == (24, 80),
+        lambda: (service.panes()[second]["rows"], service.panes()[second]["cols"]) == (23, 80),
         what="the new window's pane at the terminal's size",
     )
 
@@ -309,3 +309,30 @@ def test_closing_a_window_or_a_lone_pane_asks_first(service: Service, outer: Out
     outer.send_keys(lone, "y")
     outer.wait_shown(lone, f"[pane {alone} closed]")
     assert alone not in service.panes()
+
+
+def test_the_status_line_lists_windows_and_the_focused_pane(
+    service: Service, outer: OuterTmux, tmp_root: Path
+) -> None:
+    """On the last row: every window by index (the one shown marked *, Z when zoomed),
+    the focused pane's title and directory; what it takes from titles is escaped.
+    `status = false` leaves the row to the panes."""
+    window, left, _right = side_by_side(service)
+    service.call("SetWindow", "ta{sv}", [window, {"title": Variant("s", "build\x1b[31m")}])
+    service.spawn(BASH, env={"PS1": "other$ "})
+    view = outer.open(outer.muxctl_line("attach", str(left)), rows=24, cols=100)
+    outer.wait_shown(view, "right$")
+    status = outer.wait_shown(view, "0:build\\x1b[31m*").split("\n")[23]
+    assert status.startswith(" 0:build\\x1b[31m* 1:bash"), status
+    assert f"│ {left}: " in status
+    outer.send_keys(view, "C-b", "z")
+    outer.wait_shown(view, "0:build\\x1b[31m*Z")
+    outer.send_keys(view, "C-b", "n")
+    outer.wait_shown(view, "1:bash*")
+    outer.send_keys(view, "C-b", "d")
+    (service.config_home / "mux").mkdir(exist_ok=True)
+    (service.config_home / "mux" / "config.toml").write_text("status = false\n")
+    plain = outer.open(outer.muxctl_line("attach", str(left)), rows=24, cols=81)
+    outer.wait_shown(plain, "right$")
+    wait_for(lambda: service.panes()[left]["rows"] == 24, what="the panes on every row")
+    assert "0:build" not in outer.capture(plain)

@@ -1,0 +1,76 @@
+"""The window view's status line (docs/windows.md#the-status-line): the windows, the one
+shown marked, the focused pane's title and directory, and what mux is doing. Pure:
+what ListWindows and ListPanes said in, one line of text out (every piece of it taken
+from a client or a program, so written through `visible`: no control reaches the
+terminal)."""
+
+import unicodedata
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from mux.protocol.visible import visible
+
+
+def status_text(
+    windows: Sequence[Mapping[str, Any]],
+    shown: int,
+    panes: Sequence[Mapping[str, Any]],
+    focus: int,
+    *,
+    zoomed: bool = False,
+    state: str = "",
+    home: str | None = None,
+) -> str:
+    """`windows`, `panes`: ListWindows and ListPanes entries with plain values."""
+    parts = []
+    for index, window in enumerate(sorted(windows, key=lambda w: int(w["id"]))):
+        name = visible(str(window.get("title") or "")) or _window_name(window, panes)
+        mark = ("*" + ("Z" if zoomed else "")) if int(window["id"]) == shown else ""
+        parts.append(f"{index}:{name}{mark}")
+    line = " " + " ".join(parts)
+    pane = next((p for p in panes if int(p["id"]) == focus), None)
+    if pane is not None:
+        title = visible(str(pane.get("title") or "")) or _program(pane)
+        line += f"  │ {focus}: {title} · {_shorter(visible(str(pane.get('cwd') or '')), home)}"
+    held = sum(1 for p in panes if p.get("state") == "held")
+    if held:
+        line += f"  │ {held} pane{'s' if held > 1 else ''} waiting to be restored"
+    if state:
+        line += f"  │ {state}"
+    return line
+
+
+def _window_name(window: Mapping[str, Any], panes: Sequence[Mapping[str, Any]]) -> str:
+    """A window without a title is named by the program of its focused pane (as tmux's
+    automatic-rename)."""
+    focused = int(window.get("focused_pane") or 0)
+    pane = next((p for p in panes if int(p["id"]) == focused), None)
+    return _program(pane) if pane is not None else f"window {window['id']}"
+
+
+def _program(pane: Mapping[str, Any]) -> str:
+    argv = pane.get("argv") or [""]
+    return visible(str(argv[0]).rsplit("/", 1)[-1]) or "pane"
+
+
+def _shorter(path: str, home: str | None) -> str:
+    if home and home != "/" and (path == home or path.startswith(home.rstrip("/") + "/")):
+        return "~" + path[len(home.rstrip("/")) :]
+    return path
+
+
+def fit(text: str, width: int) -> str:
+    """`text` cut or padded to `width` cells (wide characters take two; combining
+    marks none), so that the line never reaches past where it is meant to end."""
+    out, used = [], 0
+    for char in text:
+        cells = 0 if unicodedata.combining(char) else 2 if _wide(char) else 1
+        if used + cells > width:
+            break
+        out.append(char)
+        used += cells
+    return "".join(out) + " " * (width - used)
+
+
+def _wide(char: str) -> bool:
+    return unicodedata.east_asian_width(char) in ("W", "F")

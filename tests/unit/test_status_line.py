@@ -1,0 +1,33 @@
+"""The window view's status line text (muxctl.status_line), from plain ListWindows and
+ListPanes values."""
+
+from muxctl.status_line import fit, status_text
+
+WINDOWS = [
+    {"id": 7, "title": "", "focused_pane": 9},
+    {"id": 3, "title": "build\x1b]2;x\x07", "focused_pane": 4},
+]
+PANES = [
+    {"id": 4, "title": "", "argv": ["/usr/bin/make"], "cwd": "/home/u/src", "state": "running"},
+    {"id": 9, "title": "vim notes", "argv": ["vim"], "cwd": "/tmp", "state": "running"},
+    {"id": 11, "title": "", "argv": ["ssh"], "cwd": "/", "state": "held"},
+]
+
+
+def test_windows_by_index_the_shown_one_marked_and_the_focused_pane() -> None:
+    line = status_text(WINDOWS, 3, PANES, 4, home="/home/u")
+    assert line == (
+        " 0:build\\x1b]2;x\\x07* 1:vim  │ 4: make · ~/src  │ 1 pane waiting to be restored"
+    )
+
+
+def test_zoomed_and_a_state() -> None:
+    line = status_text(WINDOWS, 7, PANES, 9, zoomed=True, state="reattaching")
+    assert line.startswith(" 0:build\\x1b]2;x\\x07 1:vim*Z  │ 9: vim notes · /tmp")
+    assert line.endswith("│ reattaching")
+
+
+def test_fit_counts_cells() -> None:
+    assert fit("ab", 4) == "ab  "
+    assert fit("日本語", 5) == "日本 ", "a wide character that does not fit is left out"
+    assert fit("e\u0301x", 2) == "e\u0301x"
