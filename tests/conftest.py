@@ -10,6 +10,7 @@ import pytest
 from hypothesis import settings
 
 from tests.harness import DBusDaemon, Service, temp_root
+from tests.outer_tmux import OuterTmux
 from tests.secret_service import PrivateSessionBus
 
 # No timing asserted in tests: hypothesis's per-example deadline is one (a busy CI machine
@@ -89,3 +90,11 @@ def keyring_bus(tmp_path: Path) -> Iterator[PrivateSessionBus]:
         yield bus
     finally:
         bus.stop()
+
+
+@pytest.fixture
+def outer(service: Service, tmp_root: Path) -> Iterator[OuterTmux]:
+    """A real tmux playing the user's terminal, for `muxctl attach` (tests/outer_tmux.py)."""
+    terminal = OuterTmux(tmp_root, service)
+    yield terminal
+    terminal.kill()

@@ -6,22 +6,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from tests.harness import DEFAULT_TIMEOUT, Service, wait_for
 from tests.outer_tmux import OuterTmux
 
 BASH = ["bash", "--norc", "--noprofile", "-i"]
-
-
-@pytest.fixture
-def outer(service: Service, tmp_root: Path) -> Iterator[OuterTmux]:
-    terminal = OuterTmux(tmp_root, service)
-    yield terminal
-    terminal.kill()
 
 
 def list_clients(service: Service, pane: int) -> list[dict[str, object]]:

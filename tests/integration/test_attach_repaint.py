@@ -9,11 +9,6 @@ only what it thinks changed, would never mend it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
-import pytest
-
 from tests.harness import Service
 from tests.outer_tmux import OuterTmux
 
@@ -21,13 +16,6 @@ BORDER = "┌" + "─" * 40 + "┐"
 ROW = "│" + " " * 40 + "│"
 BOTTOM = "└" + "═" * 40 + "┘"
 AFTER = "x" * 30  # ASCII repeated too: REP-free whatever the character
-
-
-@pytest.fixture
-def outer(service: Service, tmp_root: Path) -> Iterator[OuterTmux]:
-    terminal = OuterTmux(tmp_root, service)
-    yield terminal
-    terminal.kill()
 
 
 def test_a_box_drawn_before_the_attach_is_repainted_whole(

@@ -9,23 +9,13 @@ from __future__ import annotations
 import os
 import signal
 import sys
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from tests.harness import Service, pid_alive, wait_for
 from tests.outer_tmux import OuterTmux
 
 BASH = ["bash", "--norc", "--noprofile", "-i"]
 RESTORED = "icanon echo"  # stty's words for a terminal back in its normal mode
-
-
-@pytest.fixture
-def outer(service: Service, tmp_root: Path) -> Iterator[OuterTmux]:
-    terminal = OuterTmux(tmp_root, service)
-    yield terminal
-    terminal.kill()
 
 
 def shell_pane(service: Service, **options: object) -> int:

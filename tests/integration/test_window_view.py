@@ -5,23 +5,14 @@ back with capture-pane; every pane is a real bash on a real PTY in a real muxd."
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from dbus_fast import Variant
 
 from tests.harness import Service, wait_for
 from tests.outer_tmux import OuterTmux
 
 BASH = ["bash", "--norc", "--noprofile", "-i"]
-
-
-@pytest.fixture
-def outer(service: Service, tmp_root: Path) -> Iterator[OuterTmux]:
-    terminal = OuterTmux(tmp_root, service)
-    yield terminal
-    terminal.kill()
 
 
 def shell(service: Service, prompt: str) -> dict[str, Variant]:
@@ -53,6 +44,24 @@ def layout(service: Service, window: int) -> dict[str, object]:
 
 def rows_of(text: str) -> list[str]:
     return text.split("\n")
+
+
+def one_more_pane(
+    service: Service, outer: OuterTmux, directory: Path, key: str
+) -> tuple[int, str, int]:
+    """A shell in `directory` (prompt `first$`) shown alone in a terminal, then `key`
+    behind the prefix making one more pane: (the first pane, the terminal, the new pane,
+    checked to have started in `directory`)."""
+    directory.mkdir()
+    first = service.spawn(BASH, env={"PS1": "first$ "}, cwd=str(directory))
+    service.wait_screen(first, "first$")
+    view = outer.open(outer.muxctl_line("attach", str(first)), rows=24, cols=80)
+    outer.wait_shown(view, "first$")
+    outer.send_keys(view, "C-b", key)
+    wait_for(lambda: len(service.panes()) == 2, what="a second pane")
+    (new,) = [p for p in service.panes() if p != first]
+    assert service.panes()[new]["cwd"] == str(directory)
+    return first, view, new
 
 
 def test_two_panes_side_by_side_each_in_its_region_with_a_border(
@@ -147,16 +156,7 @@ def test_a_split_typed_in_a_lone_pane_opens_the_window_view(
 ) -> None:
     """The new pane starts in the split pane's directory and takes the focus: what is
     typed next goes to it."""
-    project = tmp_root / "project"
-    project.mkdir()
-    pane = service.spawn(BASH, env={"PS1": "alone$ "}, cwd=str(project))
-    service.wait_screen(pane, "alone$")
-    view = outer.open(outer.muxctl_line("attach", str(pane)), rows=24, cols=80)
-    outer.wait_shown(view, "alone$")
-    outer.send_keys(view, "C-b", "%")
-    wait_for(lambda: len(service.panes()) == 2, what="a second pane")
-    (new,) = [p for p in service.panes() if p != pane]
-    assert service.panes()[new]["cwd"] == str(project)
+    pane, view, new = one_more_pane(service, outer, tmp_root / "project", "%")
     wait_for(lambda: service.panes()[pane]["cols"] < 80, what="the first pane in its region")
     outer.wait_shown(view, "│")
     window = int(service.panes()[pane]["window"])
@@ -248,17 +248,8 @@ def test_windows_made_and_switched_behind_the_prefix(
 ) -> None:
     """`c` a new window (a shell in the focused pane's directory), `n`/`p` next and
     previous, `0`-`9` by index, `l` the last one shown: keys follow the window shown."""
-    project = tmp_root / "work"
-    project.mkdir()
-    first = service.spawn(BASH, env={"PS1": "first$ "}, cwd=str(project))
-    service.wait_screen(first, "first$")
-    view = outer.open(outer.muxctl_line("attach", str(first)), rows=24, cols=80)
-    outer.wait_shown(view, "first$")
-    outer.send_keys(view, "C-b", "c")
-    wait_for(lambda: len(service.panes()) == 2, what="a new window's pane")
-    (second,) = [p for p in service.panes() if p != first]
+    first, view, second = one_more_pane(service, outer, tmp_root / "work", "c")
     assert service.panes()[second]["window"] != service.panes()[first]["window"]
-    assert service.panes()[second]["cwd"] == str(project)
     # The new window is shown, its pane alone at the terminal's size, and takes the keys.
     wait_for(
         lambda: (service.panes()[second]["rows"], service.panes()[second]["cols"]) == (23, 80),
