@@ -30,6 +30,7 @@ COMMAND_KEYS = {
 KEY_HELP = (
     ('% or "', "split the focused pane side by side, or one above the other"),
     ("arrows", "move the focus to the pane that way"),
+    ("Alt-arrows", "move the focused pane's border that way by 5 cells"),
     ("x", "close the focused pane (asks y/n)"),
     ("&", "close the window, every pane of it (asks y/n)"),
     ("z", "zoom the focused pane, and back"),
@@ -120,6 +121,8 @@ class PrefixKeys:
             self._after_prefix = None
             if pending[1:2] in (b"[", b"O") and end == 3 and pending[2:3] in ARROWS:
                 events.append(Command(ARROWS[pending[2:3]]))
+            elif pending[:5] == b"\x1b[1;3" and end == 6 and pending[5:6] in ARROWS:
+                events.append(Command("resize-" + ARROWS[pending[5:6]]))  # Alt and an arrow
             return pending[end:]  # (another key's sequence has no binding: ignored)
         self._after_prefix = None
         if self._prefix is not None and pending.startswith(self._prefix):

@@ -10,7 +10,7 @@ import json
 import os
 from typing import TYPE_CHECKING, Any
 
-from mux.protocol.layout import Node, from_data, panes_of
+from mux.protocol.layout import Node, from_data, move_border, panes_of, to_json
 from muxctl.errors import CtlError
 from muxctl.prefix_keys import WINDOW_SWITCHES
 from muxctl.status_line import status_text
@@ -147,3 +147,17 @@ def status_of(
     panes = [{key: value.value for key, value in entry.items()} for entry in entries]
     home = os.environ.get("HOME")
     return status_text(windows, window, panes, focus, zoomed=zoomed, state=state, home=home)
+
+
+RESIZE_CELLS = 5  # what Alt and an arrow move a border by, as tmux's M-arrow
+
+
+def resize_pane(
+    client: "MuxClient", window: int, layout: Node, pane: int, *, side: str, size: int
+) -> None:
+    """Move `pane`'s border on `side` (SetWindow with the new layout); `size`: the
+    pane's columns (or rows) now. CtlError when it cannot move that way."""
+    moved = move_border(layout, pane, side, RESIZE_CELLS, size)
+    if moved is None:
+        raise CtlError(f"pane {pane} cannot be resized {side}")
+    client.call("SetWindow", body=[window, {"layout": Variant("s", to_json(moved))}])

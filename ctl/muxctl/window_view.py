@@ -40,6 +40,7 @@ from muxctl.window_commands import (
     asks_first,
     carry_out,
     find_window,
+    resize_pane,
     set_focus,
     status_of,
 )
@@ -254,6 +255,10 @@ class WindowView:
                     set_focus(self._client, self._window, to)
             elif command.name == "zoom":
                 self._zoomed = None if self._zoomed is not None else focus
+            elif command.name.startswith("resize-") and self._layout is not None:
+                side = command.name.removeprefix("resize-")
+                size = self._size_of(focus)[1 if side in ("left", "right") else 0]
+                resize_pane(self._client, self._window, self._layout, focus, side=side, size=size)
             elif command.name in ASKS_FIRST and not confirmed:
                 question = asks_first(self._client, command.name, self._window, focus)
                 self._question.ask(question, lambda: self._command(command, confirmed=True))

@@ -327,3 +327,21 @@ def test_the_status_line_lists_windows_and_the_focused_pane(
     outer.wait_shown(plain, "right$")
     wait_for(lambda: service.panes()[left]["rows"] == 24, what="the panes on every row")
     assert "0:build" not in outer.capture(plain)
+
+
+def test_borders_move_with_alt_arrows_and_muxctl_resize_pane(
+    service: Service, outer: OuterTmux
+) -> None:
+    """Ctrl-b Alt-arrow moves the focused pane's border 5 cells (as tmux's M-arrow);
+    `muxctl resize-pane ID -L|-R|-U|-D N` moves it N; muxd keeps the ratios."""
+    window, left, right = side_by_side(service)
+    view = outer.open(outer.muxctl_line("attach", str(left)), rows=24, cols=81)
+    outer.wait_shown(view, "right$")
+    wait_for(lambda: service.panes()[left]["cols"] == 40, what="the left pane in its region")
+    outer.send_keys(view, "C-b", "M-Right")
+    wait_for(lambda: service.panes()[left]["cols"] == 45, what="its border 5 cells right")
+    assert layout(service, window)["layout"]["ratios"][0] > 0.5  # type: ignore[index]
+    assert service.muxctl("resize-pane", str(right), "-R", "5").returncode == 0
+    wait_for(lambda: service.panes()[left]["cols"] == 50, what="the border moved by muxctl")
+    refused = service.muxctl("resize-pane", str(right), "-U", "3")
+    assert refused.returncode == 1 and "no border that can move up" in refused.stderr

@@ -17,6 +17,7 @@ VERBS = (
     "split",
     "windows",
     "rename-window",
+    "resize-pane",
     "new",
     "attach",
     "kill",

@@ -274,3 +274,47 @@ def with_panes_renamed(node: Node, renamed: Mapping[int, int]) -> Node:
         node.ratios,
         tuple(with_panes_renamed(child, renamed) for child in node.children),
     )
+
+
+MIN_RATIO = 0.02  # a border moved never leaves a pane of a split less than this of it
+
+
+def move_border(node: Node, pane: int, way: str, cells: int, size: int) -> Node | None:
+    """The tree with `pane` grown `cells` that way ("left", "right", "up", "down"), as
+    tmux's resize-pane: the border on that side moves that way; with no pane beyond it,
+    the border on the other side does (the pane shrinks). `size`: the pane's columns (or
+    rows) now, which turn cells into a share of its split. None when no border of its
+    can move that way, or that far."""
+    axis: Direction = "horizontal" if way in ("left", "right") else "vertical"
+    forward = way in ("right", "down")
+
+    def walk(node: Node) -> tuple[Node, bool]:
+        if isinstance(node, Leaf):
+            return node, False
+        at = next(i for i, child in enumerate(node.children) if pane in panes_of(child))
+        inner, moved = walk(node.children[at])
+        children = (*node.children[:at], inner, *node.children[at + 1 :])
+        ratios = list(node.ratios)
+        if not moved and node.direction == axis and len(children) > 1:
+            beyond = at + 1 if forward else at - 1
+            grows = 0 <= beyond < len(children)
+            other = beyond if grows else (at - 1 if forward else at + 1)
+            step = ratios[at] * cells / max(size, 1) * (1 if grows else -1)
+            ratios[at] += step
+            ratios[other] -= step
+            if min(ratios[at], ratios[other]) < MIN_RATIO:
+                raise _TooFar
+            moved = True
+        return Split(node.direction, tuple(ratios), children), moved
+
+    if pane not in panes_of(node) or cells <= 0:
+        return None
+    try:
+        moved_tree, moved = walk(node)
+    except _TooFar:
+        return None
+    return moved_tree if moved else None
+
+
+class _TooFar(Exception):
+    """A border would go past the pane beyond it."""
