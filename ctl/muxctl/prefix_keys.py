@@ -9,22 +9,13 @@ detaches; the prefix key again types it; any other key is ignored, as tmux ignor
 key it has no binding for.
 """
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from mux.window_keys import DEFAULT_KEYS
+
 ARROWS = {b"A": "up", b"B": "down", b"C": "right", b"D": "left"}
-COMMAND_KEYS = {
-    b"%": "split-horizontal",
-    b'"': "split-vertical",
-    b"x": "close",
-    b"&": "close-window",
-    b"z": "zoom",
-    b"d": "detach",
-    b"c": "new-window",
-    b"n": "next-window",
-    b"p": "previous-window",
-    b"l": "last-window",
-    **{str(index).encode(): f"window-{index}" for index in range(10)},
-}
+COMMAND_KEYS = {key.encode(): command for key, command in DEFAULT_KEYS.items()}
 # What each key after the prefix does, for `muxctl attach --help` (the man page's WINDOW
 # KEYS and docs/windows.md#the-window-view say the same).
 KEY_HELP = (
@@ -76,9 +67,16 @@ KeyEvent = Typed | Command | DetachNow
 
 
 class PrefixKeys:
-    def __init__(self, prefix: bytes | None, detach: bytes | None) -> None:
+    def __init__(
+        self,
+        prefix: bytes | None,
+        detach: bytes | None,
+        bindings: Mapping[bytes, str] = COMMAND_KEYS,
+    ) -> None:
+        """`bindings`: each key after the prefix and its command (`[keys]`)."""
         self._prefix = prefix
         self._detach = detach
+        self._bindings = bindings
         self._after_prefix: bytes | None = None  # the bytes of a command not yet whole
 
     def feed(self, data: bytes) -> list[KeyEvent]:
@@ -128,7 +126,7 @@ class PrefixKeys:
         if self._prefix is not None and pending.startswith(self._prefix):
             events.append(Typed(self._prefix))
             return pending[len(self._prefix) :]
-        name = COMMAND_KEYS.get(pending[:1])
+        name = self._bindings.get(pending[:1])
         if name is not None:
             events.append(Command(name))
         return pending[1:]

@@ -1,4 +1,4 @@
-"""The settings of config.toml that `muxctl attach` itself follows: `status`.
+"""The settings of config.toml that `muxctl attach` itself follows: `status`, `[keys]`.
 
 muxd reads and checks the whole file (mux.config; `muxctl doctor` too). The window view
 needs one key of it, read here with tomllib alone: loading mux.config's pydantic
@@ -11,6 +11,7 @@ import os
 import tomllib
 
 from mux.system.paths import resolve_paths
+from mux.window_keys import DEFAULT_KEYS, UNBOUND, binding_problem
 
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 MAX_CONFIG_BYTES = 1 << 20  # (a configuration file is a few hundred bytes)
@@ -21,9 +22,28 @@ def status_line() -> bool:
     from_env = os.environ.get("MUX_STATUS", "").strip().lower()
     if from_env in _TRUE or from_env in _FALSE:
         return from_env in _TRUE
+    value = _config().get("status", True)
+    return value if isinstance(value, bool) else True
+
+
+def key_bindings() -> dict[bytes, str]:
+    """Each key after the prefix and its command: the defaults, with `[keys]` over them
+    (a key bound to "none" unbound; a binding mux.config would refuse left out)."""
+    bindings = {key.encode(): command for key, command in DEFAULT_KEYS.items()}
+    table = _config().get("keys", {})
+    for key, command in table.items() if isinstance(table, dict) else ():
+        if not isinstance(command, str) or binding_problem(key, command) is not None:
+            continue
+        if command == UNBOUND:
+            bindings.pop(key.encode(), None)
+        else:
+            bindings[key.encode()] = command
+    return bindings
+
+
+def _config() -> dict[str, object]:
     try:
         with resolve_paths().config_file.open("rb") as f:
-            value = tomllib.loads(f.read(MAX_CONFIG_BYTES).decode()).get("status", True)
+            return tomllib.loads(f.read(MAX_CONFIG_BYTES).decode())
     except (OSError, ValueError, RecursionError):  # (absent, unreadable, not TOML)
-        return True
-    return value if isinstance(value, bool) else True
+        return {}

@@ -19,6 +19,8 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+from mux.window_keys import binding_problem
+
 ENV_PREFIX = "MUX_"
 
 
@@ -192,6 +194,11 @@ class Settings(BaseSettings):
     hosts: dict[str, HostSettings] = Field(
         default_factory=dict, description="[hosts.NAME] tables: the satellites of this hub"
     )
+    keys: dict[str, str] = Field(
+        default_factory=dict,
+        description="[keys]: a key after the window view's prefix and its command "
+        "(mux.window_keys; muxctl.view_settings reads it)",
+    )
 
     @field_validator("restore", mode="before")
     @classmethod
@@ -202,6 +209,14 @@ class Settings(BaseSettings):
         if isinstance(value, str) and value.lower() in ("true", "false", "1", "0"):
             return RestoreMode.ALWAYS if value.lower() in ("true", "1") else RestoreMode.NEVER
         return value
+
+    @field_validator("keys")
+    @classmethod
+    def _key_bindings(cls, keys: dict[str, str]) -> dict[str, str]:
+        for key, command in keys.items():
+            if (problem := binding_problem(key, command)) is not None:
+                raise ValueError(problem)
+        return keys
 
     @field_validator("hosts")
     @classmethod

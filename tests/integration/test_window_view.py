@@ -345,3 +345,21 @@ def test_borders_move_with_alt_arrows_and_muxctl_resize_pane(
     wait_for(lambda: service.panes()[left]["cols"] == 50, what="the border moved by muxctl")
     refused = service.muxctl("resize-pane", str(right), "-U", "3")
     assert refused.returncode == 1 and "no border that can move up" in refused.stderr
+
+
+def test_keys_rebound_in_the_configuration(service: Service, outer: OuterTmux) -> None:
+    """`[keys]`: `|` splits side by side; `%`, bound to "none", does nothing."""
+    (service.config_home / "mux").mkdir(exist_ok=True)
+    (service.config_home / "mux" / "config.toml").write_text(
+        '[keys]\n"|" = "split-horizontal"\n"%" = "none"\n'
+    )
+    pane = service.spawn(BASH, env={"PS1": "keys$ "})
+    service.wait_screen(pane, "keys$")
+    view = outer.open(outer.muxctl_line("attach", str(pane)), rows=24, cols=80)
+    outer.wait_shown(view, "keys$")
+    outer.send_keys(view, "C-b", "%")
+    outer.type_line(view, "echo still-one-$((6*7))")
+    service.wait_screen(pane, "still-one-42")
+    assert len(service.panes()) == 1
+    outer.send_keys(view, "C-b", "|")
+    wait_for(lambda: len(service.panes()) == 2, what="a split made by the rebound key")

@@ -84,8 +84,10 @@ def attach(
     from mux.system.paths import resolve_paths
     from muxctl.attaching import AttachClient
     from muxctl.prefix_keys import PrefixKeys
+    from muxctl.view_settings import key_bindings
 
-    keys = PrefixKeys(args.prefix_bytes if bus is not None else None, args.detach_bytes)
+    prefix = args.prefix_bytes if bus is not None else None
+    keys = PrefixKeys(prefix, args.detach_bytes, key_bindings())
     socket_path = resolve_paths().attach_socket
     read_only = getattr(args, "read_only", False)  # (muxctl new attaches to use)
     if bus is not None and not read_only and (pane == 0 or _window_size(bus, pane) > 1):

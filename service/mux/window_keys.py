@@ -1,0 +1,33 @@
+"""The window view's commands and the keys that type them after the prefix key, as
+tmux's (docs/windows.md#the-window-view). Declared once, below the configuration,
+because both sides read them: `muxctl attach` binds the keys, and mux.config checks
+`[keys]` in config.toml, so that a wrong binding is reported where the others are."""
+
+from collections.abc import Mapping
+
+# Each key (one character after the prefix) and the command it types, by default.
+DEFAULT_KEYS: Mapping[str, str] = {
+    "%": "split-horizontal",
+    '"': "split-vertical",
+    "x": "close",
+    "&": "close-window",
+    "z": "zoom",
+    "d": "detach",
+    "c": "new-window",
+    "n": "next-window",
+    "p": "previous-window",
+    "l": "last-window",
+    **{str(index): f"window-{index}" for index in range(10)},
+}
+WINDOW_COMMANDS = frozenset(DEFAULT_KEYS.values())
+UNBOUND = "none"  # `[keys]` may give a key this to take its binding away
+
+
+def binding_problem(key: str, command: str) -> str | None:
+    """What is wrong with `key = command` in `[keys]`; None when nothing is."""
+    if len(key) != 1 or not key.isascii() or not key.isprintable() or key == " ":
+        return f"a key is one printable ASCII character, not {key!r}"
+    if command != UNBOUND and command not in WINDOW_COMMANDS:
+        known = ", ".join(sorted(WINDOW_COMMANDS))
+        return f"{command!r} is no window command (they are: {known}; or {UNBOUND})"
+    return None
