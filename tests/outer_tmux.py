@@ -72,9 +72,9 @@ class OuterTmux:
         return self.tmux("capture-pane", "-p", "-t", target).stdout
 
     def wait_shown(self, target: str, needle: str, timeout: float = DEFAULT_TIMEOUT) -> str:
-        def shown() -> str | None:
+        def shown() -> str:
             text = self.capture(target)
-            return text if needle in text else None
+            return text if needle in text else ""  # ("": not yet)
 
         try:
             return wait_for(shown, timeout, f"{needle!r} in the outer terminal")
