@@ -42,11 +42,8 @@ def window_ids(client: "MuxClient") -> list[int]:
 
 
 def focused_pane(client: "MuxClient", window: int) -> int | None:
-    (entries,) = client.call("ListWindows")
-    for entry in entries:
-        if entry["id"].value == window:
-            return int(entry["focused_pane"].value)
-    return None
+    _, found = find_window(client, window, 0)
+    return found[2] if found is not None else None
 
 
 def set_focus(client: "MuxClient", window: int, pane: int) -> None:
@@ -114,11 +111,8 @@ def asks_first(client: "MuxClient", command: str, window: int, focus: int) -> st
 
 
 def panes_of_window(client: "MuxClient", window: int) -> list[int]:
-    (entries,) = client.call("ListWindows")
-    for entry in entries:
-        if entry["id"].value == window:
-            return list(panes_of(from_data(json.loads(entry["layout"].value))))
-    return []
+    _, found = find_window(client, window, 0)
+    return list(panes_of(found[1])) if found is not None else []
 
 
 def find_window(
@@ -153,11 +147,18 @@ RESIZE_CELLS = 5  # what Alt and an arrow move a border by, as tmux's M-arrow
 
 
 def resize_pane(
-    client: "MuxClient", window: int, layout: Node, pane: int, *, side: str, size: int
+    client: "MuxClient",
+    window: int,
+    layout: Node,
+    pane: int,
+    *,
+    side: str,
+    size: int,
+    cells: int = RESIZE_CELLS,
 ) -> None:
-    """Move `pane`'s border on `side` (SetWindow with the new layout); `size`: the
-    pane's columns (or rows) now. CtlError when it cannot move that way."""
-    moved = move_border(layout, pane, side, RESIZE_CELLS, size)
+    """Move `pane`'s border on `side` by `cells` (SetWindow with the new layout); `size`:
+    the pane's columns (or rows) now. CtlError when it cannot move that way."""
+    moved = move_border(layout, pane, side, cells, size)
     if moved is None:
-        raise CtlError(f"pane {pane} cannot be resized {side}")
+        raise CtlError(f"pane {pane} has no border that can move {side} that far")
     client.call("SetWindow", body=[window, {"layout": Variant("s", to_json(moved))}])

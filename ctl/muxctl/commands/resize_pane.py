@@ -39,9 +39,7 @@ def check(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace, client: "MuxClient") -> int:
-    from mux.protocol.layout import move_border, to_json
-    from muxctl.window_commands import find_window
-    from muxctl.wire import Variant
+    from muxctl.window_commands import find_window, resize_pane
 
     _, found = find_window(client, 0, args.id)
     (entries,) = client.call("ListPanes")
@@ -50,10 +48,7 @@ def run(args: argparse.Namespace, client: "MuxClient") -> int:
         raise CtlError(f"there is no pane {args.id}", EXIT_USAGE)
     window, layout, _ = found
     size = pane["cols" if args.side in ("left", "right") else "rows"].value
-    moved = move_border(layout, args.id, args.side, args.cells, size)
-    if moved is None:
-        raise CtlError(f"pane {args.id} has no border that can move {args.side} that far")
-    client.call("SetWindow", body=[window, {"layout": Variant("s", to_json(moved))}])
+    resize_pane(client, window, layout, args.id, side=args.side, size=size, cells=args.cells)
     if args.json:
         print_json({"id": args.id, "window": window})
     return 0
