@@ -271,11 +271,17 @@ def test_a_resize_repaints_every_client_of_the_pane_only() -> None:
     run(test)
 
 
-def test_hello_then_attach_zero_skips_the_pane_the_client_runs_in() -> None:
+def test_hello_then_attach_zero_skips_the_pane_the_client_runs_in(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A fixed session id: the runner's own may be 0 (a container's init session),
+    # which the hub rightly never takes for a pane's.
+    monkeypatch.setattr(os, "getsid", lambda pid: 4242)
+
     async def test() -> None:
         hub, directory = make_hub()
         directory.add(1)
-        own = directory.add(2, pid=os.getsid(0))  # this process runs "inside" pane 2
+        own = directory.add(2, pid=4242)  # this process runs "inside" pane 2
         directory.mark_used(own)
         client = connect(hub, peer_pid=os.getpid())
         await client.send(proto.Hello(), proto.Attach(2))
