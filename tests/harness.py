@@ -493,6 +493,21 @@ def process_cmdline(pid: int) -> list[str]:
     return [part.decode(errors="replace") for part in raw.split(b"\0")[:-1]]
 
 
+def resurrection_endpoint(pid: int) -> Path:
+    """A pane program's APPLICATION_RESURRECTION_SOCKET, read from /proc once the program
+    runs: right after Spawn, /proc may still show muxd's environment, copied by the fork
+    before the exec (the long fuzz met this once in ~45,000 spawns)."""
+    prefix = b"APPLICATION_RESURRECTION_SOCKET="
+
+    def endpoint() -> Path | None:
+        for entry in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
+            if entry.startswith(prefix):
+                return Path(entry[len(prefix) :].decode())
+        return None
+
+    return wait_for(endpoint, what=f"process {pid} to run with its resurrection endpoint")
+
+
 def pids_with_env(name: str, value: str) -> list[int]:
     """Live (non-zombie) processes whose initial environment has `name=value` (Linux /proc)."""
     wanted = f"{name}={value}".encode()

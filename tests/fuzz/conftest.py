@@ -11,7 +11,6 @@ import signal
 import threading
 from collections import Counter
 from collections.abc import Coroutine, Iterator
-from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -191,11 +190,3 @@ def fuzz_bus(fuzz_service: Service) -> Iterator[FuzzBus]:
     bus = FuzzBus(fuzz_service.bus_address)
     yield bus
     bus.close()
-
-
-def endpoint_of(pid: int) -> Path:
-    """A pane program's APPLICATION_RESURRECTION_SOCKET, read from /proc."""
-    for entry in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
-        if entry.startswith(b"APPLICATION_RESURRECTION_SOCKET="):
-            return Path(entry.split(b"=", 1)[1].decode())
-    raise AssertionError(f"process {pid} has no resurrection endpoint")

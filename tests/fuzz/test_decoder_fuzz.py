@@ -28,8 +28,8 @@ from hypothesis import strategies as st
 from mux.protocol import attach as frames
 from mux.protocol import resurrection as ar
 from mux.protocol.attach_conversation import ClientConversation, ServiceConversation
-from tests.fuzz.conftest import FIGURES, FuzzBus, LogWatch, endpoint_of, examples, time_limit
-from tests.harness import DEFAULT_TIMEOUT, Service
+from tests.fuzz.conftest import FIGURES, FuzzBus, LogWatch, examples, time_limit
+from tests.harness import DEFAULT_TIMEOUT, Service, resurrection_endpoint
 
 CLIENT_FRAMES = (frames.Hello, frames.Attach, frames.Input, frames.Resize, frames.Detach)
 HUGE_NUMBER = "9" * 5000  # past Python's 4300-digit limit on int(str)
@@ -276,10 +276,12 @@ class Target:
         if self.pane in states:
             _manager(self.bus, "Kill", "t", [self.pane])
         options = {"argv": Variant("as", ["/bin/cat"])}
-        self.pane = _manager(self.bus, "Spawn", "a{sv}", [options])[0]
+        pane = _manager(self.bus, "Spawn", "a{sv}", [options])[0]
         (entries,) = _manager(self.bus, "ListPanes")
-        (pid,) = (entry["pid"].value for entry in entries if entry["id"].value == self.pane)
-        self.endpoint = endpoint_of(pid)
+        (pid,) = (entry["pid"].value for entry in entries if entry["id"].value == pane)
+        # Both or neither: a pane kept without its endpoint fails every later example.
+        self.endpoint = resurrection_endpoint(pid)
+        self.pane = pane
 
     def check(self, stream: bytes) -> None:
         """muxd runs, answers on the bus, and logged no traceback for `stream`."""

@@ -13,8 +13,8 @@ import pytest
 
 from mux.protocol import attach as proto
 from tests.attach_client import ProtocolClient
-from tests.harness import Service, assert_answers, wait_for
-from tests.integration.test_resurrection import code_of, endpoint_of, exchange, has_endpoint
+from tests.harness import Service, assert_answers
+from tests.integration.test_resurrection import code_of, endpoint_of, exchange
 
 # What asyncio logs when an exception escapes a protocol's data_received, and what any
 # exception that reached the loop leaves in the log.
@@ -142,8 +142,6 @@ def test_a_malformed_resurrection_hello_is_answered_with_invalid_handshake(
     service: Service, line: bytes
 ) -> None:
     pane = service.spawn(["sleep", "600"])
-    # (the program's environment is read from /proc: once it runs, not while it starts)
-    wait_for(lambda: has_endpoint(service, pane), what="the program to run with its endpoint")
     answers = exchange(endpoint_of(service, pane), line)
     assert len(answers) == 1, answers
     assert code_of(answers[0]) == "invalid_handshake"

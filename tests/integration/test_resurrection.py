@@ -17,7 +17,13 @@ from pathlib import Path
 import pytest
 
 from mux.protocol import resurrection as ar
-from tests.harness import DBusDaemon, Service, wait_for
+from tests.harness import (
+    DBusDaemon,
+    Service,
+    process_cmdline,
+    resurrection_endpoint,
+    wait_for,
+)
 
 NOTES = [sys.executable, "-m", "mux.demo.notes"]
 # One hello from wherever it runs; prints the error code or the restore offer, briefly.
@@ -42,15 +48,8 @@ def quick_service(dbus_daemon: DBusDaemon, tmp_root: Path) -> Iterator[Service]:
 
 
 def endpoint_of(service: Service, pane: int) -> Path:
-    """The pane program's APPLICATION_RESURRECTION_SOCKET, read from /proc (once the
-    program runs: right after Spawn, /proc may still show what ran before its exec)."""
-    wait_for(lambda: has_endpoint(service, pane), what="the program to run with its endpoint")
-    pid = service.panes()[pane]["pid"]
-    environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
-    for entry in environ:
-        if entry.startswith(b"APPLICATION_RESURRECTION_SOCKET="):
-            return Path(entry.split(b"=", 1)[1].decode())
-    raise AssertionError("the pane has no endpoint")
+    """The pane program's APPLICATION_RESURRECTION_SOCKET."""
+    return resurrection_endpoint(service.panes()[pane]["pid"])
 
 
 def has_endpoint(service: Service, pane: int) -> bool:
@@ -118,6 +117,8 @@ def test_endpoints_are_private_and_end_with_their_process(service: Service) -> N
     wait_for(lambda: not path.parent.exists(), what="the endpoint removed with the process")
     # Asked not to have one, a launch has none.
     plain = service.spawn(["sleep", "600"], resurrection=False)
+    plain_pid = service.panes()[plain]["pid"]  # read once it runs (not muxd's, pre-exec)
+    wait_for(lambda: process_cmdline(plain_pid)[:1] == ["sleep"], what="sleep to run")
     assert not has_endpoint(service, plain)
 
 
