@@ -31,7 +31,14 @@ from mux.protocol.attach_conversation import ClientConversation, ServiceConversa
 from tests.fuzz.conftest import FIGURES, FuzzBus, LogWatch, examples, time_limit
 from tests.harness import DEFAULT_TIMEOUT, Service, resurrection_endpoint
 
-CLIENT_FRAMES = (frames.Hello, frames.Attach, frames.Input, frames.Resize, frames.Detach)
+CLIENT_FRAMES = (
+    frames.Hello,
+    frames.Attach,
+    frames.Input,
+    frames.Paste,
+    frames.Resize,
+    frames.Detach,
+)
 HUGE_NUMBER = "9" * 5000  # past Python's 4300-digit limit on int(str)
 DEEPEST = 60_000  # characters of nested JSON
 

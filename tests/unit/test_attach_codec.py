@@ -21,6 +21,7 @@ from mux.protocol.attach import (
     Hello,
     Input,
     Output,
+    Paste,
     ProtocolError,
     Repaint,
     Resize,
@@ -35,9 +36,10 @@ frames = st.one_of(
         st.integers(min_value=0, max_value=1000),
         st.none() | st.integers(min_value=0, max_value=1 << 20),
     ),
-    st.builds(Welcome, st.integers(min_value=0, max_value=1000), st.booleans()),
+    st.builds(Welcome, st.integers(min_value=0, max_value=1000), st.booleans(), st.booleans()),
     st.builds(Attach, st.integers(min_value=0, max_value=(1 << 64) - 1)),
     st.builds(Input, st.binary(max_size=300)),
+    st.builds(Paste, st.binary(max_size=300)),
     st.builds(Output, st.binary(max_size=300)),
     st.builds(Repaint, st.binary(max_size=300)),
     st.builds(Resize, u16, u16),
@@ -97,7 +99,7 @@ def test_keys_a_side_does_not_know_are_ignored() -> None:
     decoder.receive_data(_json_frame(0x01, {"version": 1, "colour": "blue"}))
     decoder.receive_data(_json_frame(0x81, {"version": 1}))
     assert decoder.next_frame() == Hello(1, None)
-    assert decoder.next_frame() == Welcome(1, terminal=False)
+    assert decoder.next_frame() == Welcome(1, terminal=False, paste=False)  # (a muxd before PASTE)
 
 
 @pytest.mark.parametrize(

@@ -276,6 +276,7 @@ def test_garbage_only_ever_raises_the_protocol_error(model: Model, garbage: byte
         ([proto.Attach(1)], "ATTACH before HELLO"),
         ([proto.Welcome()], "WELCOME before HELLO"),
         ([proto.Hello(), proto.Input(b"x")], "INPUT before ATTACH"),
+        ([proto.Hello(), proto.Paste(b"x")], "PASTE before ATTACH"),
         ([proto.Hello(), proto.Welcome()], "WELCOME is sent by mux, not to it"),
         ([proto.Hello(), proto.Output(b"x")], "OUTPUT is sent by mux, not to it"),
     ],

@@ -39,6 +39,7 @@ class StandInPane:
         self.is_running = True
         self.exit_status = 0
         self.input_backlog_bytes = 0
+        self.pastes_bracketed = False
         self.screen = f"the screen of pane {pane_id}"
         self.typed = bytearray()
         self.sinks: list[Callable[[bytes], None]] = []
@@ -464,5 +465,25 @@ def test_an_open_attach_whose_connection_fails_to_set_up_is_not_counted() -> Non
         with contextlib.suppress(Exception):
             open_attached(hub, 1)
         await until(lambda: hub.clients_of(pane) == 0, "nothing counted")
+
+    run(test)
+
+
+def test_a_paste_reaches_the_pane_filtered_and_bracketed_when_asked() -> None:
+    async def test() -> None:
+        hub, directory = make_hub()
+        pane = directory.add(1)
+        client = connect(hub)
+        await client.send(proto.Hello(), proto.Attach(1))
+        assert (await client.wait_for(proto.Welcome)).paste
+        await client.wait_for(proto.Attached)
+        await client.send(proto.Paste(b"ls\nrm -rf ~\x1b[201~x\n"))
+        await until(lambda: pane.typed, "the paste typed")
+        assert bytes(pane.typed) == b"ls\rrm -rf ~[201~x\r"
+        pane.typed.clear()
+        pane.pastes_bracketed = True
+        await client.send(proto.Paste(b"echo hi\n"))
+        await until(lambda: pane.typed, "the bracketed paste typed")
+        assert bytes(pane.typed) == b"\x1b[200~echo hi\r\x1b[201~"
 
     run(test)

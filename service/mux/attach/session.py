@@ -49,6 +49,7 @@ from mux.protocol.attach_conversation import (
     ServiceFrame,
 )
 from mux.protocol.errors import MuxError, PreconditionFailed, short_name
+from mux.protocol.paste import pasted
 from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS, check_size
 from mux.system.terminal_writer import TerminalWriter
 
@@ -170,8 +171,8 @@ class AttachSession(asyncio.Protocol, Generic[P]):
     # -- frames from the client ---------------------------------------------------
 
     def _handle(self, frame: ClientFrame) -> None:
-        if isinstance(frame, proto.Input):
-            self._input(frame.data)
+        if isinstance(frame, proto.Input | proto.Paste):
+            self._input(frame)
         elif isinstance(frame, proto.Attach):
             self._attach_by_id(frame.pane)
         elif isinstance(frame, proto.Resize):
@@ -197,7 +198,7 @@ class AttachSession(asyncio.Protocol, Generic[P]):
         self.client.read_only = hello.read_only
         fd, pid = hello.terminal_fd, self.peer_pid
         self._terminal = None if fd is None or pid is None else self._host.terminal_of(pid, fd)
-        self._send(proto.Welcome(terminal=self._terminal is not None))
+        self._send(proto.Welcome(terminal=self._terminal is not None, paste=True))
 
     def _attach_by_id(self, pane_id: int) -> None:
         try:
@@ -229,7 +230,7 @@ class AttachSession(asyncio.Protocol, Generic[P]):
         self.pane = pane
         self._host.subscribe(self, pane)
 
-    def _input(self, data: bytes) -> None:
+    def _input(self, frame: proto.Input | proto.Paste) -> None:
         pane = self.pane
         if pane is None:  # exited, its EXITED on the way (the conversation is ATTACHED still)
             return
@@ -238,7 +239,8 @@ class AttachSession(asyncio.Protocol, Generic[P]):
             return
         self._host.active(self, pane)
         try:
-            pane.send_input(data)
+            pasting = isinstance(frame, proto.Paste)
+            pane.send_input(pasted(frame.data, pane.pastes_bracketed) if pasting else frame.data)
         except MuxError as e:
             if pane.is_live:  # after an exit, EXITED says it all
                 self._refuse(e)

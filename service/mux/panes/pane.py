@@ -36,6 +36,7 @@ from mux.protocol.notices import Notice
 from mux.protocol.spawn_options import LaunchKind
 from mux.system import proctree
 from mux.system.proctree import ProcessTree, working_directory
+from mux.terminal.modes import BRACKETED_PASTE
 
 __all__ = ["Launch", "OutputSink", "Pane", "PaneObserver", "PaneState"]
 
@@ -291,6 +292,10 @@ class Pane:
             return
         self._require_terminal("send input")
         self.terminal.send(data)
+
+    @property
+    def pastes_bracketed(self) -> bool:
+        return BRACKETED_PASTE in self.view.modes.enabled
 
     @property
     def input_backlog_bytes(self) -> int:

@@ -42,6 +42,7 @@ class FrameType(IntEnum):
     INPUT = 0x03
     RESIZE = 0x04
     DETACH = 0x05
+    PASTE = 0x06
     # service -> client
     WELCOME = 0x81
     ATTACHED = 0x82
@@ -157,21 +158,24 @@ class Hello(_Versioned):
 @dataclass(frozen=True)
 class Welcome(_Versioned):
     """`terminal`: the service writes the pane's output to the terminal the client
-    offered, instead of sending OUTPUT and REPAINT frames."""
+    offered, instead of sending OUTPUT and REPAINT frames. `paste`: it takes PASTE
+    (a muxd from before PASTE says nothing of it: the client then types the text)."""
 
     kind = FrameType.WELCOME
     terminal: bool = False
+    paste: bool = False
 
     def payload(self) -> bytes:
-        return json.dumps({"version": self.version, "terminal": self.terminal}).encode()
+        body = {"version": self.version, "terminal": self.terminal, "paste": self.paste}
+        return json.dumps(body).encode()
 
     @classmethod
     def parse(cls, payload: bytes) -> "Welcome":
         value = cls._object(payload)
-        terminal = value.get("terminal", False)
-        if not isinstance(terminal, bool):
-            raise ProtocolError("WELCOME: terminal must be true or false")
-        return cls(cls._version(value), terminal)
+        terminal, paste = value.get("terminal", False), value.get("paste", False)
+        if not isinstance(terminal, bool) or not isinstance(paste, bool):
+            raise ProtocolError("WELCOME: terminal and paste must be true or false")
+        return cls(cls._version(value), terminal, paste)
 
 
 @dataclass(frozen=True)
@@ -246,6 +250,14 @@ class Input(_Bytes):
 
 
 @dataclass(frozen=True)
+class Paste(_Bytes):
+    """Text pasted from the client's paste buffer: mux gives it to the program as a
+    paste, bracketed when the program asked for that (docs/attach-protocol.md#paste)."""
+
+    kind = FrameType.PASTE
+
+
+@dataclass(frozen=True)
 class Output(_Bytes):
     kind = FrameType.OUTPUT
 
@@ -298,6 +310,7 @@ FRAME_TYPES: dict[FrameType, type[Frame]] = {
         Welcome,
         Attach,
         Input,
+        Paste,
         Resize,
         Detach,
         Attached,

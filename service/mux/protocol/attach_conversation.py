@@ -25,12 +25,12 @@ The rules:
    typed as the pane exited are not a fault); a client takes anything more
    from the service as a protocol error. `close()` says the connection is
    gone, which ends the conversation on either side.
-5. INPUT and RESIZE before an ATTACH's answer: a client pipelines HELLO,
-   RESIZE and ATTACH, and may type before ATTACHED arrives, so it may send
-   INPUT once it has asked for a pane. The service, which knows, takes INPUT
-   only once it has said ATTACHED: INPUT after a refused ATTACH is a protocol
-   error. RESIZE is taken as soon as the client is greeted (it sets the size
-   of the next ATTACH).
+5. INPUT (PASTE too: INPUT of another kind) and RESIZE before an ATTACH's
+   answer: a client pipelines HELLO, RESIZE and ATTACH, and may type before
+   ATTACHED arrives, so it may send INPUT once it has asked for a pane. The
+   service, which knows, takes INPUT only once it has said ATTACHED: INPUT
+   after a refused ATTACH is a protocol error. RESIZE is taken as soon as the
+   client is greeted (it sets the size of the next ATTACH).
 6. `OpenAttach` hands out a connection whose client has, in effect, said
    HELLO and ATTACH and whose service has said WELCOME
    (docs/attach-protocol.md#openattach).
@@ -58,6 +58,7 @@ from mux.protocol.attach import (
     Hello,
     Input,
     Output,
+    Paste,
     ProtocolError,
     Repaint,
     Resize,
@@ -76,7 +77,7 @@ SERVICE_UPGRADING: Final = "ServiceUpgrading"  # the same panes are there to rea
 # A limit of the service's (no HELLO in time, too many connections waiting to say it).
 LIMIT_EXCEEDED: Final = "LimitExceeded"
 
-ClientFrame = Hello | Attach | Input | Resize | Detach
+ClientFrame = Hello | Attach | Input | Paste | Resize | Detach
 ServiceFrame = Welcome | Attached | Output | Repaint | Exited | Error | Detached
 
 
@@ -109,6 +110,7 @@ class Say(Enum):
     HELLO = FrameType.HELLO
     ATTACH = FrameType.ATTACH
     INPUT = FrameType.INPUT
+    PASTE = FrameType.PASTE
     RESIZE = FrameType.RESIZE
     DETACH = FrameType.DETACH
     WELCOME = FrameType.WELCOME
@@ -134,6 +136,7 @@ TRANSITIONS: Final[dict[tuple[Role, State, Say], State]] = {
     (_C, State.ATTACHING, Say.RESIZE): State.ATTACHING,
     (_C, State.ATTACHING, Say.ATTACH): State.ATTACHING,
     (_C, State.ATTACHING, Say.INPUT): State.ATTACHING,  # the service: once ATTACHED (rule 5)
+    (_C, State.ATTACHING, Say.PASTE): State.ATTACHING,  # as INPUT
     (_C, State.ATTACHING, Say.DETACH): State.DETACHING,
     (_S, State.AWAIT_HELLO, Say.WELCOME): State.READY,
     (_S, State.AWAIT_HELLO, Say.FINAL_ERROR): State.CLOSED,
@@ -153,7 +156,14 @@ TRANSITIONS: Final[dict[tuple[Role, State, Say], State]] = {
 }
 
 _CLIENT_KINDS: Final = frozenset(
-    {FrameType.HELLO, FrameType.ATTACH, FrameType.INPUT, FrameType.RESIZE, FrameType.DETACH}
+    {
+        FrameType.HELLO,
+        FrameType.ATTACH,
+        FrameType.INPUT,
+        FrameType.PASTE,
+        FrameType.RESIZE,
+        FrameType.DETACH,
+    }
 )
 
 
@@ -192,8 +202,9 @@ class _Conversation:
                 raise _Illegal(f"{kind} before HELLO")
             if frame.kind not in _CLIENT_KINDS:
                 raise _Illegal(f"{kind} is sent by mux, not to it")
-            if frame.kind is FrameType.INPUT and receiving and self.service is not State.ATTACHED:
-                raise _Illegal("INPUT before ATTACH")
+            typed = frame.kind in (FrameType.INPUT, FrameType.PASTE)
+            if typed and receiving and self.service is not State.ATTACHED:
+                raise _Illegal(f"{kind} before ATTACH")
         else:
             state = self.service
             if frame.kind in _CLIENT_KINDS:
@@ -238,7 +249,7 @@ class _Conversation:
 def _out_of_place(kind: str, state: State) -> str:
     if state is State.DETACHING:
         return f"{kind} after DETACH"
-    if state is State.GREETED:  # only INPUT is not allowed there
+    if state is State.GREETED:  # only INPUT and PASTE are not allowed there
         return f"{kind} before ATTACH"
     if state is State.AWAIT_HELLO:
         return f"{kind} before WELCOME"

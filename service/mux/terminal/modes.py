@@ -11,7 +11,8 @@ import re
 
 # DECSET/DECRST numbers kept: X10 and normal/button/any-event mouse tracking, the
 # UTF-8, SGR and urxvt mouse encodings, focus events, bracketed paste.
-TRACKED = (9, 1000, 1002, 1003, 1005, 1006, 1015, 1004, 2004)
+BRACKETED_PASTE = 2004
+TRACKED = (9, 1000, 1002, 1003, 1005, 1006, 1015, 1004, BRACKETED_PASTE)
 # Bounded: a program's `ESC [ ? <5,000 digits> h` is no mode, and int() of it raises
 # (Python's digit limit), which stopped the pane's output handling.
 _SET_OR_RESET = re.compile(rb"\x1b\[\?([0-9;]{1,64})([hl])")
