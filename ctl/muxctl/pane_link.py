@@ -14,6 +14,7 @@ from pathlib import Path
 from mux.protocol import attach as proto
 from mux.protocol.attach_conversation import SERVICE_UPGRADING, ClientConversation, ClientFrame
 from muxctl.attaching import Gone, Outgoing, connect_attach_socket
+from muxctl.clipboard import paste_frame
 
 RECV_SIZE = 256 * 1024
 
@@ -55,6 +56,7 @@ class PaneLink:
         self.outgoing = Outgoing()
         self.ended = False
         self._upgrading = False  # the service said so: its going away is not an end
+        self._takes_paste = False  # WELCOME said so
 
     def connect(self) -> None:
         """Connect and ask for the pane at its size (pipelined, as muxctl.attaching)."""
@@ -72,6 +74,9 @@ class PaneLink:
     def say(self, frame: ClientFrame) -> None:
         if not self.ended and self._conversation.allows(frame):
             self.outgoing.add(frame.kind, self._conversation.send(frame))
+
+    def paste(self, text: str) -> None:
+        self.say(paste_frame(text, self._takes_paste))
 
     def resize(self, rows: int, cols: int) -> None:
         if (rows, cols) != self._size:
@@ -114,6 +119,9 @@ class PaneLink:
     def _event(self, frame: proto.Frame) -> PaneEvent | None:
         if isinstance(frame, proto.Output):
             return PaneOutput(frame.data, repaint=False)
+        if isinstance(frame, proto.Welcome):
+            self._takes_paste = frame.paste
+            return None
         if isinstance(frame, proto.Repaint):
             return PaneOutput(frame.data, repaint=True)
         if isinstance(frame, proto.Attached):

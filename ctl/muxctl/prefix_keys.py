@@ -28,6 +28,8 @@ KEY_HELP = (
     ("c", "a new window: a shell in the focused pane's directory"),
     ("n p l", "the next, previous, and last shown window"),
     ("0 ... 9", "the window of that index (as muxctl windows lists them)"),
+    ("[ or PageUp", "copy mode: scroll back through the pane's history, search, copy"),
+    ("]", "paste what copy mode copied last"),
     ("d", "detach"),
     ("the prefix", "types it"),
 )
@@ -119,6 +121,8 @@ class PrefixKeys:
             self._after_prefix = None
             if pending[1:2] in (b"[", b"O") and end == 3 and pending[2:3] in ARROWS:
                 events.append(Command(ARROWS[pending[2:3]]))
+            elif pending[:end] == b"\x1b[5~":  # PageUp
+                events.append(Command("copy-mode-page-up"))
             elif pending[:5] == b"\x1b[1;3" and end == 6 and pending[5:6] in ARROWS:
                 events.append(Command("resize-" + ARROWS[pending[5:6]]))  # Alt and an arrow
             return pending[end:]  # (another key's sequence has no binding: ignored)

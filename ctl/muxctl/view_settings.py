@@ -1,4 +1,5 @@
-"""The settings of config.toml that `muxctl attach` itself follows: `status`, `[keys]`.
+"""The settings of config.toml that `muxctl attach` itself follows: `status`,
+`mode_keys`, `[keys]`.
 
 muxd reads and checks the whole file (mux.config; `muxctl doctor` too). The window view
 needs one key of it, read here with tomllib alone: loading mux.config's pydantic
@@ -9,6 +10,8 @@ left to muxd and doctor to report, and the default is used.
 
 import os
 import tomllib
+from pathlib import Path
+from typing import Literal
 
 from mux.system.paths import resolve_paths
 from mux.window_keys import DEFAULT_KEYS, UNBOUND, binding_problem
@@ -24,6 +27,16 @@ def status_line() -> bool:
         return from_env in _TRUE
     value = _config().get("status", True)
     return value if isinstance(value, bool) else True
+
+
+def mode_keys() -> Literal["vi", "emacs"]:
+    """Copy mode's keys (`mode_keys`): unset, vi when $VISUAL or $EDITOR names vi (vim,
+    nvim...), else emacs, as tmux decides."""
+    chosen = os.environ.get("MUX_MODE_KEYS", "").strip().lower() or _config().get("mode_keys")
+    if chosen in ("vi", "emacs"):
+        return "vi" if chosen == "vi" else "emacs"
+    editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or ""
+    return "vi" if "vi" in Path(editor).name else "emacs"
 
 
 def key_bindings() -> dict[bytes, str]:

@@ -36,6 +36,8 @@ _CONTROL_FLOW = (KeyboardInterrupt, SystemExit, GeneratorExit)
 
 # The cursor as drawn: (row, column) on the terminal, 0-based, and whether it is shown.
 CursorState = tuple[int, int, bool]
+# Rows drawn over a pane's region, and the cursor in the region (copy mode's).
+Cover = tuple[list[str], tuple[int, int]]
 
 
 def cup(row: int, col: int) -> str:
@@ -121,10 +123,11 @@ def row_form(cells: Iterable[Cell], width: int) -> str:
 class _Pane:
     """One pane's emulator, its decoder, and the rows last drawn of it."""
 
-    __slots__ = ("decoder", "drawn", "rect", "vt")
+    __slots__ = ("cover", "decoder", "drawn", "rect", "vt")
 
     def __init__(self, rect: Rect) -> None:
         self.rect = rect
+        self.cover: Cover | None = None  # drawn instead of the screen (copy mode)
         self.vt = self._blank()
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.drawn: dict[int, str] = {}  # region row -> its form as last drawn
@@ -236,6 +239,22 @@ class WindowScreen:
         then leave that row to it). Drawn at the next render when it changed."""
         self._status = text
 
+    def set_cover(self, pane: int, cover: Cover | None) -> None:
+        """Rows (each as wide as the region, drawn) and a cursor in the region, drawn over
+        `pane` instead of its screen (copy mode); None: its screen again."""
+        known = self._panes.get(pane)
+        if known is not None and known.cover != cover:
+            known.cover = cover
+            self._changed.add(pane)
+
+    def has_corner(self, pane: int) -> bool:
+        """Whether `pane`'s region holds the terminal's last cell (never drawn: a row
+        drawn over it must leave that cell out)."""
+        known = self._panes.get(pane)
+        rows, cols = self._size
+        rect = known.rect if known is not None else None
+        return rect is not None and (rect.top + rect.rows, rect.left + rect.cols) == (rows, cols)
+
     def reset(self, pane: int) -> None:
         """A repaint of `pane` follows: its emulator starts blank (what is on the
         terminal stays until the repaint's rows are drawn over it)."""
@@ -301,11 +320,13 @@ class WindowScreen:
         height = min(rect.rows, rows - rect.top)
         if width <= 0 or height <= 0 or rect.top < 0 or rect.left < 0:
             return
-        for row, line in enumerate(pane.lines()[:height]):
+        cover = pane.cover[0] if pane.cover is not None else None
+        lines = pane.lines() if cover is None else []
+        for row in range(min(height, len(cover) if cover is not None else len(lines))):
             top = rect.top + row
             # Never the terminal's last cell: writing it may scroll the terminal.
             edge = width - 1 if top == rows - 1 and rect.left + width == cols else width
-            form = row_form(line.cells, edge)
+            form = cover[row] if cover is not None else row_form(lines[row].cells, edge)
             if pane.drawn.get(row) == form:
                 continue
             pane.drawn[row] = form
@@ -350,6 +371,9 @@ class WindowScreen:
             return (0, 0, False)
         if rows <= 0 or cols <= 0 or rect.top >= rows or rect.left >= cols:
             return (0, 0, False)
+        if pane.cover is not None:
+            row, col = pane.cover[1]
+            return (min(rect.top + row, rows - 1), min(rect.left + col, cols - 1), True)
         cursor = pane.vt.cursor
         # avt's column is one past the last after a write to it (a wrap pending).
         row = min(rect.top + min(cursor.row, rect.rows - 1), rows - 1)

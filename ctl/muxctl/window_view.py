@@ -33,8 +33,9 @@ from muxctl.prefix_keys import Command, DetachNow, PrefixKeys, Typed
 from muxctl.rawterm import RawTerminal, read_keys, window_size
 from muxctl.signal_wakeup import signal_wakeups
 from muxctl.terminal_out import TerminalOut
+from muxctl.view_copy import ViewCopy
 from muxctl.view_question import Question
-from muxctl.view_settings import status_line
+from muxctl.view_settings import mode_keys, status_line
 from muxctl.window_commands import (
     ASKS_FIRST,
     asks_first,
@@ -55,6 +56,17 @@ DETACH_TIMEOUT_SECONDS = 2.0
 REATTACH_POLL_SECONDS = 0.05
 TERMINAL_BACKLOG_BYTES = 1 << 20
 DIRECTIONS: dict[str, Way] = {"up": "up", "down": "down", "left": "left", "right": "right"}
+
+
+def _interest(
+    links: dict[int, PaneLink], terminal: TerminalOut, always: list[int], out: int
+) -> tuple[list[int], list[int]]:
+    """The descriptors to wait on, to read and to write: `always` read; the links read
+    only while the terminal has taken what it has, written while they have frames."""
+    taking = len(terminal.pending) < TERMINAL_BACKLOG_BYTES
+    readable = [*always, *links] if taking else always
+    writable = [fd for fd, link in links.items() if link.outgoing.size]
+    return readable, [*writable, out] if terminal.pending else writable
 
 
 class _WindowGone(Exception):
@@ -86,6 +98,7 @@ class WindowView:
         self._zoomed: int | None = None
         self._last_window: int | None = None  # the one shown before (`l`)
         self._question = Question()  # asked before `x` and `&`
+        self._copy = ViewCopy(mode_keys(), self._screen)
         self._regions: Regions | None = None
         self._terminal = TerminalOut(output_fd)
         self._detaching_since: float | None = None
@@ -114,6 +127,7 @@ class WindowView:
         self._regions = place(shown, max(rows - self._status, 1), cols)
         self._links.match({pane: self._size_of(pane) for pane in self._regions.panes})
         self._screen.set_layout(self._regions, self._focus, self._size)
+        self._copy.fit(self._size_of)
 
     def _size_of(self, pane: int) -> tuple[int, int]:
         """The size of `pane`'s region (the terminal's, before there are regions)."""
@@ -146,14 +160,8 @@ class WindowView:
         next_refresh = time.monotonic() + REFRESH_SECONDS
         while True:
             links = self._links.by_fd()
-            # The panes are not read while the terminal has not taken what it has.
-            taking = len(self._terminal.pending) < TERMINAL_BACKLOG_BYTES
-            readable = [wake_fd, *links] if taking else [wake_fd]
-            if self._detaching_since is None:
-                readable.append(self._in)
-            writable = [fd for fd, link in links.items() if link.outgoing.size]
-            if self._terminal.pending:
-                writable.append(self._out)
+            keys = [self._in] if self._detaching_since is None else []
+            readable, writable = _interest(links, self._terminal, [wake_fd, *keys], self._out)
             now = time.monotonic()
             deadline = next_refresh
             if self._links.reattaching:
@@ -165,10 +173,7 @@ class WindowView:
                     return self._detached()
             ready, ready_to_write, _ = select.select(readable, writable, [], max(0, deadline - now))
             for fd in ready_to_write:
-                if fd == self._out:
-                    self._terminal.write()
-                else:
-                    links[fd].write()
+                (self._terminal if fd == self._out else links[fd]).write()
             try:
                 for fd in ready:
                     outcome = self._ready(fd, wake_fd, links)
@@ -230,7 +235,9 @@ class WindowView:
             self._terminal.add(self._screen.full())
             return None
         for event in self._keys.feed(data):
-            if isinstance(event, Typed):
+            if isinstance(event, Typed) and self._copy.pane is not None:
+                self._terminal.add(self._copy.type(event.data))
+            elif isinstance(event, Typed):
                 focused = self._links.get(self._zoomed or self._focus)
                 if focused is not None and not focused.ended:
                     focused.say(proto.Input(event.data))
@@ -248,8 +255,14 @@ class WindowView:
         if self._window == 0:
             return  # (the window is not known yet)
         focus = self._zoomed or self._focus
+        self._copy.end()  # (another command ends copy mode)
         try:
-            if command.name in DIRECTIONS and self._regions is not None:
+            if command.name in ("copy-mode", "copy-mode-page-up"):
+                page_up = command.name == "copy-mode-page-up"
+                self._copy.start(self._client, focus, self._size_of(focus), page_up)
+            elif command.name == "paste" and (link := self._links.get(focus)) is not None:
+                link.paste(self._copy.buffer)
+            elif command.name in DIRECTIONS and self._regions is not None:
                 way = DIRECTIONS[command.name]
                 if self._zoomed is None and (to := neighbour(self._regions, focus, way)):
                     set_focus(self._client, self._window, to)

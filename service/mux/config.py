@@ -9,7 +9,7 @@ import os
 import re
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import (
@@ -73,6 +73,11 @@ class Settings(BaseSettings):
         default=True,
         description="a status line at the bottom of `muxctl attach`'s window view "
         "(muxctl.view_settings reads it)",
+    )
+    mode_keys: Literal["vi", "emacs"] | None = Field(
+        default=None,
+        description="copy mode's keys in `muxctl attach`; unset: vi when $VISUAL or $EDITOR "
+        "names vi, else emacs, as tmux (muxctl.view_settings reads it)",
     )
     remain_on_exit: bool = Field(
         default=False,

@@ -17,9 +17,12 @@ DEFAULT_KEYS: Mapping[str, str] = {
     "n": "next-window",
     "p": "previous-window",
     "l": "last-window",
+    "[": "copy-mode",
+    "]": "paste",
     **{str(index): f"window-{index}" for index in range(10)},
 }
-WINDOW_COMMANDS = frozenset(DEFAULT_KEYS.values())
+# PageUp after the prefix (no character: not bindable in `[keys]`).
+WINDOW_COMMANDS = frozenset(DEFAULT_KEYS.values()) | {"copy-mode-page-up"}
 UNBOUND = "none"  # `[keys]` may give a key this to take its binding away
 
 

@@ -47,10 +47,10 @@ def test_a_command_split_across_reads_is_still_one_command() -> None:
 
 
 def test_the_prefix_twice_types_it_and_an_unbound_key_is_ignored() -> None:
-    assert keys().feed(PREFIX + PREFIX + PREFIX + b"q" + PREFIX + b"\x1b[5~" + b"k") == [
+    assert keys().feed(PREFIX + PREFIX + PREFIX + b"q" + PREFIX + b"\x1b[6~" + b"k") == [
         Typed(PREFIX),
         Typed(b"k"),
-    ], "q and PageUp (its whole sequence) have no binding"
+    ], "q and PageDown (its whole sequence) have no binding"
 
 
 def test_the_detach_key_detaches_at_once_and_nothing_after_it_is_typed() -> None:
@@ -67,3 +67,11 @@ def test_the_detach_key_after_the_prefix_still_detaches_at_once() -> None:
 
 def test_an_escape_after_the_prefix_is_dropped_and_the_next_key_typed() -> None:
     assert keys().feed(PREFIX + b"\x1bx") == [Typed(b"x")]
+
+
+def test_page_up_and_brackets_after_the_prefix_are_copy_mode_and_paste() -> None:
+    assert keys().feed(PREFIX + b"\x1b[5~" + PREFIX + b"[" + PREFIX + b"]") == [
+        Command("copy-mode-page-up"),
+        Command("copy-mode"),
+        Command("paste"),
+    ]
