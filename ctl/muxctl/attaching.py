@@ -39,6 +39,7 @@ from mux.protocol.attach_conversation import (
 )
 from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS
 from mux.system.socket_trust import UntrustedSocket, connect_trusted
+from muxctl.clipboard import PasteBuffer, paste_frame
 from muxctl.errors import EXIT_FAILURE, EXIT_PRECONDITION, EXIT_USAGE, CtlError, SocketRefused
 from muxctl.key_names import control_byte
 from muxctl.prefix_keys import WINDOW_SWITCHES, Command, DetachNow, PrefixKeys, Typed
@@ -61,9 +62,13 @@ DEFAULT_PREFIX_KEY = "^b"  # as tmux's
 _EXIT_STATUS_OF_CODE = {"InvalidArgument": EXIT_USAGE, "PreconditionFailed": EXIT_PRECONDITION}
 # Keys and sizes not yet sent are forgotten at a detach; the rest moved the conversation on.
 _FORGETTABLE = frozenset({proto.FrameType.INPUT, proto.FrameType.RESIZE})
+# Copy mode, which sends nothing: a read-only client may use it too.
+COPY_COMMANDS = frozenset({"copy-mode", "copy-mode-page-up"})
 # Window commands typed in a pane shown alone: done once detached, by the caller.
-LONE_PANE_COMMANDS = frozenset(
-    {"split-horizontal", "split-vertical", "close", "close-window", "new-window"} | WINDOW_SWITCHES
+LONE_PANE_COMMANDS = (
+    frozenset({"split-horizontal", "split-vertical", "close", "close-window", "new-window"})
+    | WINDOW_SWITCHES
+    | COPY_COMMANDS
 )
 
 
@@ -149,10 +154,14 @@ class AttachClient:
         output_fd: int = 1,
         *,
         read_only: bool = False,
+        buffer: PasteBuffer | None = None,
     ) -> None:
         """`read_only`: watch only (docs/attach-protocol.md#several-clients-and-read-only-ones):
-        keys other than the detach key and the prefix's `d` are not sent."""
+        keys other than the detach key and the prefix's `d` are not sent. `buffer`:
+        what the prefix's `]` pastes (copy mode's)."""
         self._read_only = read_only
+        self._buffer = buffer or PasteBuffer()
+        self._takes_paste = False  # WELCOME said so
         self._path = socket_path
         self._pane = pane_id  # 0 until ATTACHED names it: the most recently used pane
         self._keys = keys
@@ -310,12 +319,17 @@ class AttachClient:
                 isinstance(event, Command) and event.name == "detach"
             ):
                 return self._start_detach()
+            if isinstance(event, Command) and event.name in COPY_COMMANDS:
+                self._window_command = event.name  # (the caller's, once detached)
+                return self._start_detach()
             if self._read_only:
                 # Nothing is sent. (No bell either: muxd may be writing to this terminal
                 # itself, and a BEL inside its OSC sequence would end that.)
                 continue
             if isinstance(event, Typed):
                 self._say(proto.Input(event.data))
+            elif event.name == "paste" and self._buffer.text:
+                self._say(paste_frame(self._buffer.text, self._takes_paste))
             elif event.name in LONE_PANE_COMMANDS:
                 # Done once detached, by the caller, which then shows the window.
                 self._window_command = event.name
@@ -377,9 +391,11 @@ class AttachClient:
         return None
 
     def _control(self, frame: ServiceFrame) -> Outcome | None:
-        # WELCOME needs nothing: when it says the service writes to our terminal, the
-        # output simply comes no more in frames, and the loop has nothing to write.
-        if isinstance(frame, proto.Attached):
+        # When WELCOME says the service writes to our terminal, the output simply comes
+        # no more in frames, and the loop has nothing to write.
+        if isinstance(frame, proto.Welcome):
+            self._takes_paste = frame.paste
+        elif isinstance(frame, proto.Attached):
             self._pane = frame.pane
             self._reconnect_until = None
         elif isinstance(frame, proto.Exited):

@@ -7,9 +7,18 @@ beyond it, for every program of the desktop.
 """
 
 import base64
+from dataclasses import dataclass
 
 from mux.protocol import attach as proto
 from mux.protocol.paste import pasted
+
+
+@dataclass
+class PasteBuffer:
+    """What `]` pastes: the text copy mode copied last (one for the whole attach: the
+    lone pane's and the window view's)."""
+
+    text: str = ""
 
 
 def clipboard_sequence(text: str) -> bytes:

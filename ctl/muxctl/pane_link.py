@@ -76,7 +76,8 @@ class PaneLink:
             self.outgoing.add(frame.kind, self._conversation.send(frame))
 
     def paste(self, text: str) -> None:
-        self.say(paste_frame(text, self._takes_paste))
+        if text:
+            self.say(paste_frame(text, self._takes_paste))
 
     def resize(self, rows: int, cols: int) -> None:
         if (rows, cols) != self._size:

@@ -86,6 +86,11 @@ class PaneLinks:
         if not self._to_reattach:
             self.reattach_until = None
 
+    def detach(self) -> None:
+        """Every link says DETACH (each ends once DETACHED comes)."""
+        for link in self._links.values():
+            link.detach()
+
     def close(self) -> None:
         for link in self._links.values():
             link.close()

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from muxctl import copy_view
-from muxctl.clipboard import clipboard_sequence
+from muxctl.clipboard import PasteBuffer, clipboard_sequence
 from muxctl.copy_mode import Copied, CopyMode, ModeKeys
 from muxctl.key_reader import KeyReader
 from muxctl.window_screen import Cover, WindowScreen
@@ -16,13 +16,13 @@ if TYPE_CHECKING:
 
 
 class ViewCopy:
-    def __init__(self, mode_keys: ModeKeys, screen: WindowScreen) -> None:
+    def __init__(self, mode_keys: ModeKeys, screen: WindowScreen, buffer: PasteBuffer) -> None:
         self._mode_keys = mode_keys
         self._screen = screen
+        self.buffer = buffer  # what `]` pastes
         self.pane: int | None = None  # the pane in copy mode (None: none is)
         self._mode: CopyMode | None = None
         self._reader = KeyReader()
-        self.buffer = ""  # what `]` pastes: the last text copied
 
     def start(self, client: "MuxClient", pane: int, size: tuple[int, int], page_up: bool) -> None:
         """Copy mode over `pane` (rows, cols of its region), its history as muxd has it;
@@ -57,7 +57,7 @@ class ViewCopy:
             return b""
         self.end()
         if isinstance(ended, Copied):
-            self.buffer = ended.text
+            self.buffer.text = ended.text
             return clipboard_sequence(ended.text)
         return b""
 

@@ -26,6 +26,7 @@ from mux.protocol import attach as proto
 from mux.protocol.layout import Leaf, Node, panes_of
 from mux.protocol.regions import Regions, neighbour, place
 from muxctl.attaching import Outcome
+from muxctl.clipboard import PasteBuffer
 from muxctl.errors import EXIT_FAILURE, CtlError, RemoteError
 from muxctl.pane_link import PaneAttached, PaneEnded, PaneInterrupted, PaneLink, PaneOutput
 from muxctl.pane_links import PaneLinks
@@ -80,15 +81,15 @@ class WindowView:
         socket_path: Path,
         pane: int,
         keys: PrefixKeys,
+        buffer: PasteBuffer,
         *,
-        input_fd: int = 0,
-        output_fd: int = 1,
+        fds: tuple[int, int] = (0, 1),  # the terminal: input, output
     ) -> None:
         self._client = client
         self._asked = pane  # 0: the last used pane, named by the service when attached
         self._keys = keys
-        self._in, self._out = input_fd, output_fd
-        self._size = window_size(output_fd)
+        self._in, self._out = fds
+        self._size = window_size(self._out)
         self._screen = WindowScreen(*self._size)
         self._status = status_line()  # a status line on the last row (`status`)
         self._links = PaneLinks(socket_path)
@@ -98,9 +99,9 @@ class WindowView:
         self._zoomed: int | None = None
         self._last_window: int | None = None  # the one shown before (`l`)
         self._question = Question()  # asked before `x` and `&`
-        self._copy = ViewCopy(mode_keys(), self._screen)
+        self._copy = ViewCopy(mode_keys(), self._screen, buffer)
         self._regions: Regions | None = None
-        self._terminal = TerminalOut(output_fd)
+        self._terminal = TerminalOut(self._out)
         self._detaching_since: float | None = None
 
     # -- the window, as muxd has it -----------------------------------------------------
@@ -261,7 +262,7 @@ class WindowView:
                 page_up = command.name == "copy-mode-page-up"
                 self._copy.start(self._client, focus, self._size_of(focus), page_up)
             elif command.name == "paste" and (link := self._links.get(focus)) is not None:
-                link.paste(self._copy.buffer)
+                link.paste(self._copy.buffer.text)
             elif command.name in DIRECTIONS and self._regions is not None:
                 way = DIRECTIONS[command.name]
                 if self._zoomed is None and (to := neighbour(self._regions, focus, way)):
@@ -304,8 +305,7 @@ class WindowView:
                 self._arrange()  # (each pane's emulator resized; its repaint follows)
                 self._terminal.add(self._screen.full())
             elif signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
-                for link in self._links:
-                    link.detach()
+                self._links.detach()
                 if signum == signal.SIGHUP:
                     self._terminal.pending.clear()
                 name = signal.Signals(signum).name
@@ -315,8 +315,7 @@ class WindowView:
     def _start_detach(self) -> Outcome | None:
         if self._detaching_since is None:
             self._detaching_since = time.monotonic()
-            for link in self._links:
-                link.detach()
+            self._links.detach()
         return None
 
     def _detached(self) -> Outcome:

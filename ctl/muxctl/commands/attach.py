@@ -2,8 +2,10 @@
 
 import argparse
 import os
+import signal
 import socket
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from muxctl.arguments import pane_id
@@ -16,6 +18,7 @@ if TYPE_CHECKING:
 
     from muxctl.attaching import Outcome
     from muxctl.client import MuxClient
+    from muxctl.clipboard import PasteBuffer
     from muxctl.prefix_keys import PrefixKeys
 
 
@@ -82,29 +85,83 @@ def attach(
     prefix key also opens. `bus`: the D-Bus client for window commands (None: a
     host's pane, shown alone)."""
     from mux.system.paths import resolve_paths
-    from muxctl.attaching import AttachClient
+    from muxctl.clipboard import PasteBuffer
     from muxctl.prefix_keys import PrefixKeys
     from muxctl.view_settings import key_bindings
 
     prefix = args.prefix_bytes if bus is not None else None
     keys = PrefixKeys(prefix, args.detach_bytes, key_bindings())
-    socket_path = resolve_paths().attach_socket
+    # The paste buffer (copy mode's, for `]`) is one for the lone pane and the view.
+    parts = _Parts(resolve_paths().attach_socket, keys, PasteBuffer())
     read_only = getattr(args, "read_only", False)  # (muxctl new attaches to use)
     if bus is not None and not read_only and (pane == 0 or _window_size(bus, pane) > 1):
-        outcome = _view(bus, socket_path, pane, keys)
+        outcome = _view(bus, pane, parts)
     else:
-        while True:
-            client = AttachClient(socket_path, pane, keys, read_only=read_only)
-            client.connect(opened)
-            outcome = client.run()
-            if bus is None or not _declined(outcome.window_command, pane):
-                break
-            pane = client.pane  # not closed after all: shown again
+        pane, outcome = _alone(pane, parts, read_only, opened, bus)
         if outcome.window_command is not None and bus is not None:
-            outcome = _after_window_command(bus, socket_path, pane, keys, outcome)
+            outcome = _after_window_command(bus, pane, outcome, parts)
     # On a line of its own, below whatever the pane left on the screen.
     print("\n" + outcome.message, file=sys.stderr if outcome.to_stderr else sys.stdout)
     return outcome.exit_status
+
+
+@dataclass(frozen=True)
+class _Parts:
+    """What every way of showing a pane uses: the attach socket, the keys, the buffer."""
+
+    socket_path: "Path"
+    keys: "PrefixKeys"
+    buffer: "PasteBuffer"
+
+
+def _alone(
+    pane: int,
+    parts: _Parts,
+    read_only: bool,
+    opened: socket.socket | None,
+    bus: "MuxClient | None",
+) -> tuple[int, "Outcome"]:
+    """The pane shown alone until detached; again after copy mode, or a close declined.
+    The pane shown, and how it ended (a window command for the caller, maybe)."""
+    from muxctl.attaching import AttachClient, Outcome
+
+    while True:
+        client = AttachClient(
+            parts.socket_path, pane, parts.keys, read_only=read_only, buffer=parts.buffer
+        )
+        client.connect(opened)
+        outcome = client.run()
+        pane = client.pane or pane
+        if bus is None:  # a host's pane: no window commands, no copy mode
+            return pane, outcome
+        if _declined(outcome.window_command, pane):
+            continue  # not closed after all: shown again
+        stopped = _copy_mode(bus, outcome.window_command, pane, parts.buffer)
+        if stopped is None:
+            return pane, outcome
+        if stopped:  # a signal ended copy mode: the attach ends too
+            name = signal.Signals(stopped).name
+            return pane, Outcome(f"[{name}: detached from pane {pane}]", 128 + stopped)
+
+
+def _copy_mode(
+    bus: "MuxClient | None", command: str | None, pane: int, buffer: "PasteBuffer"
+) -> int | None:
+    """Copy mode, when that is what the lone pane's attach was left for: 0 when it ended
+    (the attach goes on), the signal that ended it; None: no copy mode was asked for."""
+    from muxctl.attaching import COPY_COMMANDS
+    from muxctl.copy_alone import copy_alone
+    from muxctl.errors import RemoteError
+    from muxctl.view_settings import mode_keys
+
+    if bus is None or command not in COPY_COMMANDS:
+        return None
+    try:
+        page_up = command == "copy-mode-page-up"
+        stopped = copy_alone(bus, pane, buffer, page_up=page_up, mode_keys=mode_keys())
+    except RemoteError:
+        return 0  # (the pane went away meanwhile: the attach says so)
+    return stopped or 0
 
 
 def _declined(command: str | None, pane: int) -> bool:
@@ -141,7 +198,7 @@ def _window_size(bus: "MuxClient", pane: int) -> int:
 
 
 def _after_window_command(
-    bus: "MuxClient", socket_path: "Path", pane: int, keys: "PrefixKeys", detached: "Outcome"
+    bus: "MuxClient", pane: int, detached: "Outcome", parts: _Parts
 ) -> "Outcome":
     """A lone pane's window command, once detached from it: a split opens the window
     view; closing the pane ends the attach."""
@@ -163,7 +220,7 @@ def _after_window_command(
             shown = _pane_of_window(bus, pane, command)
     except RemoteError as e:
         return Outcome(f"muxctl: {e.message}", EXIT_FAILURE, to_stderr=True)
-    return _view(bus, socket_path, shown, keys)  # the new pane has the focus, as in tmux
+    return _view(bus, shown, parts)  # the new pane has the focus, as in tmux
 
 
 def _pane_of_window(bus: "MuxClient", pane: int, command: str) -> int:
@@ -176,10 +233,10 @@ def _pane_of_window(bus: "MuxClient", pane: int, command: str) -> int:
     return (focused_pane(bus, chosen) if chosen is not None else None) or pane
 
 
-def _view(bus: "MuxClient", socket_path: "Path", pane: int, keys: "PrefixKeys") -> "Outcome":
+def _view(bus: "MuxClient", pane: int, parts: _Parts) -> "Outcome":
     from muxctl.window_view import WindowView
 
-    return WindowView(bus, socket_path, pane, keys).run()
+    return WindowView(bus, parts.socket_path, pane, parts.keys, parts.buffer).run()
 
 
 def open_attached(client: "MuxClient", pane: int) -> socket.socket:
