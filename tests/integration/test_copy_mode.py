@@ -86,3 +86,24 @@ def test_copy_mode_in_the_window_view_covers_the_focused_pane_only(
     wait_for(lambda: "left$ seq" not in outer.capture(view), what="the pane's screen back")
     outer.send_keys(view, "C-b", "d")
     outer.wait_shown(view, "[detached from window")
+
+
+def test_a_read_only_client_may_scroll_back_and_pastes_nothing(
+    service: Service, outer: OuterTmux
+) -> None:
+    pane = service.spawn(BASH, env={"PS1": "watched$ "})
+    service.wait_screen(pane, "watched$")
+    service.call("SendInput", "tay", [pane, b"seq 2000 2100\n"])
+    service.wait_screen(pane, "2100")
+    line = "MUX_MODE_KEYS=vi " + outer.muxctl_line("attach", "--read-only", str(pane))
+    view = outer.open(line, rows=24, cols=80)
+    outer.tmux("set-option", "-g", "set-clipboard", "on")
+    outer.wait_shown(view, "watched$")
+    outer.send_keys(view, "C-b", "[")
+    outer.send_keys(view, "g", "v", "y")  # the first character of the history, copied
+    wait_for(lambda: outer.tmux("show-buffer", check=False).stdout == "w", what="a copy")
+    outer.wait_shown(view, "watched$")
+    outer.send_keys(view, "C-b", "]")  # a read-only client sends nothing, a paste neither
+    outer.send_keys(view, "C-b", "d")
+    outer.wait_shown(view, f"[detached from pane {pane}")
+    assert service.screen_text(pane).rstrip().endswith("watched$")
