@@ -14,6 +14,15 @@ BASH = ["bash", "--norc", "--noprofile", "-i"]
 PRINTED = "seq 1000 1100; echo 'echo pasted-$((6*7))'"
 
 
+def shell_that_printed(service: Service, prompt: str, command: str, last: str) -> int:
+    """A bash pane (prompt `prompt$`) that has run `command`, whose output ends in `last`."""
+    pane = service.spawn(BASH, env={"PS1": f"{prompt}$ "})
+    service.wait_screen(pane, f"{prompt}$")
+    service.call("SendInput", "tay", [pane, (command + "\n").encode()])
+    service.wait_screen(pane, last)
+    return pane
+
+
 def outer_buffer(outer: OuterTmux) -> str:
     return outer.tmux("show-buffer", check=False).stdout
 
@@ -21,10 +30,7 @@ def outer_buffer(outer: OuterTmux) -> str:
 def test_a_lone_pane_scrolls_back_searches_copies_and_pastes(
     service: Service, outer: OuterTmux
 ) -> None:
-    pane = service.spawn(BASH, env={"PS1": "lone$ "})
-    service.wait_screen(pane, "lone$")
-    service.call("SendInput", "tay", [pane, (PRINTED + "\n").encode()])
-    service.wait_screen(pane, "pasted-$((6*7))")
+    pane = shell_that_printed(service, "lone", PRINTED, "pasted-$((6*7))")
     view = outer.open("MUX_MODE_KEYS=vi " + outer.muxctl_line("attach", str(pane)), 24, 80)
     outer.tmux("set-option", "-g", "set-clipboard", "on")
     outer.wait_shown(view, "lone$")
@@ -60,10 +66,7 @@ def test_a_lone_pane_scrolls_back_searches_copies_and_pastes(
 def test_copy_mode_in_the_window_view_covers_the_focused_pane_only(
     service: Service, outer: OuterTmux
 ) -> None:
-    left = service.spawn(BASH, env={"PS1": "left$ "})
-    service.wait_screen(left, "left$")
-    service.call("SendInput", "tay", [left, b"seq 1 300\n"])
-    service.wait_screen(left, "300")
+    left = shell_that_printed(service, "left", "seq 1 300", "300")
     options = {"argv": Variant("as", BASH), "env": Variant("a{ss}", {"PS1": "right$ "})}
     right, _, _ = service.call("SplitPane", "tsda{sv}", [left, "horizontal", 0.5, options])
     service.wait_screen(int(right), "right$")
@@ -91,10 +94,7 @@ def test_copy_mode_in_the_window_view_covers_the_focused_pane_only(
 def test_a_read_only_client_may_scroll_back_and_pastes_nothing(
     service: Service, outer: OuterTmux
 ) -> None:
-    pane = service.spawn(BASH, env={"PS1": "watched$ "})
-    service.wait_screen(pane, "watched$")
-    service.call("SendInput", "tay", [pane, b"seq 2000 2100\n"])
-    service.wait_screen(pane, "2100")
+    pane = shell_that_printed(service, "watched", "seq 2000 2100", "2100")
     line = "MUX_MODE_KEYS=vi " + outer.muxctl_line("attach", "--read-only", str(pane))
     view = outer.open(line, rows=24, cols=80)
     outer.tmux("set-option", "-g", "set-clipboard", "on")
