@@ -1,35 +1,71 @@
-"""A y/n question on the window view's bottom row before a command that loses work (`x`
-closes a pane, `&` a window), as tmux's confirm-before: `y` does it, any other key
-does not. Pure: text in, bytes to draw out."""
+"""A question on the window view's bottom row: y/n before a command that loses work (`x`
+closes a pane, `&` a window), as tmux's confirm-before, or a line of text to type (`,`
+renames the window), as tmux's command prompt. Pure: keys in, the answer and bytes to
+draw out."""
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from mux.protocol.visible import visible
+
+MAX_ANSWER_CHARS = 256  # (a window title is a line)
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What is asked: `text`, and for a typed answer (`typed`), the answer to start from."""
+
+    text: str
+    typed: bool = False
+    initial: str = ""
 
 
 class Question:
     def __init__(self) -> None:
-        self._text = ""
-        self._action: Callable[[], None] | None = None
+        self._asked = Asked("")
+        self._answer = ""
+        self._action: Callable[[str], None] | None = None
 
-    @property
-    def pending(self) -> bool:
+    def pending(self) -> bool:  # (a method: its answer changes as keys come)
         return self._action is not None
 
-    def ask(self, text: str, action: Callable[[], None]) -> None:
-        """Ask `text`; `action` is what `y` does."""
-        self._text, self._action = text, action
+    def ask(self, asked: Asked, action: Callable[[str], None]) -> None:
+        """Ask; `action` is what the answer does (y/n: only `y`, with "y")."""
+        self._asked, self._answer, self._action = asked, asked.initial, action
 
     def answer(self, keys: bytes) -> Callable[[], None] | None:
-        """The keys typed while asked: the action when the first is `y`, else None (and
-        the question is gone either way)."""
-        action, self._action = self._action, None
-        return action if keys[:1] in (b"y", b"Y") else None
+        """The keys typed while asked: what the answer does once it is given, else None.
+        y/n: the first key answers (`y` does it, any other does not). Typed: Enter
+        gives the line, Escape or Ctrl-C gives up, Backspace and Ctrl-U edit it."""
+        action = self._action
+        if action is None:
+            return None
+        if not self._asked.typed:
+            self._action = None
+            return (lambda: action("y")) if keys[:1] in (b"y", b"Y") else None
+        for char in keys.decode(errors="replace"):
+            if char in "\r\n":
+                self._action, answer = None, self._answer
+                return lambda: action(answer)
+            if char in "\x1b\x03\x07":
+                self._action = None
+                return None
+            if char in "\x7f\x08":
+                self._answer = self._answer[:-1]
+            elif char == "\x15":
+                self._answer = ""
+            elif char.isprintable() and len(self._answer) < MAX_ANSWER_CHARS:
+                self._answer += char
+        return None
 
     def overlay(self, rows: int, cols: int) -> bytes:
-        """The question drawn on the bottom row in reverse video, the cursor put back
-        where it was; nothing when none is asked."""
+        """The question (and the answer being typed) drawn on the bottom row in reverse
+        video; the cursor put back where it was, or for a typed answer, after it.
+        Nothing when none is asked."""
         if self._action is None:
             return b""
-        text = visible(self._text)[: max(cols - 1, 0)]
-        return f"\x1b7\x1b[{rows};1H\x1b[0;7m{text}\x1b[0m\x1b[K\x1b8".encode()
+        line = visible(self._asked.text + self._answer)[: max(cols - 1, 0)]
+        drawn = f"\x1b[{rows};1H\x1b[0;7m{line}\x1b[0m\x1b[K"
+        if self._asked.typed:
+            return f"{drawn}\x1b[{rows};{len(line) + 1}H\x1b[?25h".encode()
+        return f"\x1b7{drawn}\x1b8".encode()

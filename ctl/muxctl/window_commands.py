@@ -14,6 +14,7 @@ from mux.protocol.layout import Node, from_data, move_border, panes_of, to_json
 from muxctl.errors import CtlError
 from muxctl.prefix_keys import WINDOW_SWITCHES
 from muxctl.status_line import status_text
+from muxctl.view_question import Asked
 from muxctl.wire import Variant
 
 if TYPE_CHECKING:
@@ -75,13 +76,22 @@ def pick_window(current: int, windows: list[int], command: str, last: int | None
 
 
 def carry_out(
-    client: "MuxClient", command: str, window: int, focus: int, last_window: int | None
+    client: "MuxClient",
+    command: str,
+    window: int,
+    focus: int,
+    last_window: int | None,
+    *,
+    answer: str = "",
 ) -> tuple[int, int] | None:
-    """Do a window command that is muxd's (a split, a close, a new window, a switch) in
-    `window`, whose focused pane is `focus`. Returns (window, pane) when another window
-    is to be shown (0: the window of that pane; pane 0: its focused one); None when the
-    window shown stays. CtlError or RemoteError when it cannot be done (the bell)."""
-    if command.startswith("split-"):
+    """Do a window command that is muxd's (a split, a close, a new window, a switch, a
+    rename to `answer`) in `window`, whose focused pane is `focus`. Returns (window, pane)
+    when another window is to be shown (0: the window of that pane; pane 0: its focused
+    one); None when the window shown stays. CtlError or RemoteError when it cannot be
+    done (the bell)."""
+    if command == "rename-window":
+        client.call("SetWindow", body=[window, {"title": Variant("s", answer)}])
+    elif command.startswith("split-"):
         split_beside(client, focus, command.removeprefix("split-"))
     elif command == "close":
         client.call("Kill", body=[focus])
@@ -98,16 +108,21 @@ def carry_out(
     return None
 
 
-# The commands that lose work: asked first, y/n (muxctl.view_question).
-ASKS_FIRST = frozenset({"close", "close-window"})
+# The commands asked about first (muxctl.view_question): y/n for those that lose work,
+# the name for a rename.
+ASKS_FIRST = frozenset({"close", "close-window", "rename-window"})
 
 
-def asks_first(client: "MuxClient", command: str, window: int, focus: int) -> str:
+def asks_first(client: "MuxClient", command: str, window: int, focus: int) -> Asked:
     """The question asked before `command` (one of ASKS_FIRST)."""
     if command == "close":
-        return f"kill pane {focus}? (y/n)"
+        return Asked(f"kill pane {focus}? (y/n)")
+    if command == "rename-window":
+        (entries,) = client.call("ListWindows")
+        titles = [e["title"].value for e in entries if e["id"].value == window]
+        return Asked("(rename-window) ", typed=True, initial=titles[0] if titles else "")
     count = len(panes_of_window(client, window))
-    return f"kill window {window} and its {count} pane{'s' if count > 1 else ''}? (y/n)"
+    return Asked(f"kill window {window} and its {count} pane{'s' if count > 1 else ''}? (y/n)")
 
 
 def panes_of_window(client: "MuxClient", window: int) -> list[int]:

@@ -230,10 +230,11 @@ class WindowView:
         data = read_keys(self._in)
         if not data:  # None: nothing after all; b"": the terminal is gone
             return None if data is None else self._start_detach()
-        if self._question.pending:  # the key answers it (and is not typed)
+        if self._question.pending():  # the key answers it (and is not typed)
             if (action := self._question.answer(data)) is not None:
                 action()
-            self._terminal.add(self._screen.full())
+            if not self._question.pending():  # (its row drawn over)
+                self._terminal.add(self._screen.full())
             return None
         for event in self._keys.feed(data):
             if isinstance(event, Typed) and self._copy.pane is not None:
@@ -250,7 +251,7 @@ class WindowView:
                 self._command(event)
         return None
 
-    def _command(self, command: Command, confirmed: bool = False) -> None:
+    def _command(self, command: Command, answer: str | None = None) -> None:
         """A window command: muxd does it and the view follows (zoom is the view's own);
         a refusal rings the bell and the view goes on."""
         if self._window == 0:
@@ -273,13 +274,13 @@ class WindowView:
                 side = command.name.removeprefix("resize-")
                 size = self._size_of(focus)[1 if side in ("left", "right") else 0]
                 resize_pane(self._client, self._window, self._layout, focus, side=side, size=size)
-            elif command.name in ASKS_FIRST and not confirmed:
+            elif command.name in ASKS_FIRST and answer is None:
                 question = asks_first(self._client, command.name, self._window, focus)
-                self._question.ask(question, lambda: self._command(command, confirmed=True))
+                self._question.ask(question, lambda answer: self._command(command, answer))
             else:  # muxd's to do; the view shows what comes of it
                 self._zoomed = None
-                last = self._last_window
-                shown = carry_out(self._client, command.name, self._window, focus, last)
+                name, last, said = command.name, self._last_window, answer or ""
+                shown = carry_out(self._client, name, self._window, focus, last, answer=said)
                 if shown is not None:  # another window, from scratch
                     self._last_window, (self._window, self._focus) = self._window, shown
                     self._load()

@@ -17,6 +17,7 @@ DEFAULT_KEYS: Mapping[str, str] = {
     "n": "next-window",
     "p": "previous-window",
     "l": "last-window",
+    ",": "rename-window",
     "[": "copy-mode",
     "]": "paste",
     **{str(index): f"window-{index}" for index in range(10)},

@@ -329,6 +329,27 @@ def test_the_status_line_lists_windows_and_the_focused_pane(
     assert "0:build" not in outer.capture(plain)
 
 
+def test_the_window_is_renamed_behind_the_prefix(service: Service, outer: OuterTmux) -> None:
+    """`,` asks for the name on the bottom row, starting from the one the window has."""
+    window, left, _right = side_by_side(service)
+    service.call("SetWindow", "ta{sv}", [window, {"title": Variant("s", "old")}])
+    view = outer.open(outer.muxctl_line("attach", str(left)), rows=24, cols=100)
+    outer.wait_shown(view, "0:old*")
+    outer.send_keys(view, "C-b", ",")
+    outer.wait_shown(view, "(rename-window) old")
+    outer.send_keys(view, "C-u")
+    outer.send_keys(view, "-l", "logs")
+    outer.send_keys(view, "Enter")
+    outer.wait_shown(view, "0:logs*")
+    (entries,) = service.call("ListWindows")
+    assert {e["id"].value: e["title"].value for e in entries}[window] == "logs"
+    outer.send_keys(view, "C-b", ",")
+    outer.wait_shown(view, "(rename-window) logs")
+    outer.send_keys(view, "Escape")  # given up: the name stays
+    wait_for(lambda: "(rename-window)" not in outer.capture(view), what="the prompt gone")
+    assert "0:logs*" in outer.capture(view)
+
+
 def test_borders_move_with_alt_arrows_and_muxctl_resize_pane(
     service: Service, outer: OuterTmux
 ) -> None:
