@@ -5,7 +5,6 @@ starts, and has the window's screen draw it over the pane's region until it ends
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from muxctl import copy_view
 from muxctl.clipboard import PasteBuffer, clipboard_sequence
 from muxctl.copy_mode import Copied, CopyMode, ModeKeys
 from muxctl.key_reader import KeyReader
@@ -62,6 +61,9 @@ class ViewCopy:
         return b""
 
     def _draw(self) -> None:
+        # Imported once copy mode is used: wcwidth's tables take ~30 ms to load.
+        from muxctl import copy_view
+
         if self._mode is not None and self.pane is not None:
             corner = self._screen.has_corner(self.pane)  # (copy_view.rows)
             cover: Cover = (copy_view.rows(self._mode, corner), copy_view.cursor(self._mode))
