@@ -28,6 +28,7 @@ KEY_HELP = (
     ("c", "a new window: a shell in the focused pane's directory"),
     ("n p l", "the next, previous, and last shown window"),
     (",", "rename the window (typed on the bottom row; Enter sets it)"),
+    ("w", "choose a window and pane from a list of them all"),
     ("0 ... 9", "the window of that index (as muxctl windows lists them)"),
     ("[ or PageUp", "copy mode: scroll back through the pane's history, search, copy"),
     ("]", "paste what copy mode copied last"),

@@ -24,14 +24,14 @@ def status_text(
     """`windows`, `panes`: ListWindows and ListPanes entries with plain values."""
     parts = []
     for index, window in enumerate(sorted(windows, key=lambda w: int(w["id"]))):
-        name = visible(str(window.get("title") or "")) or _window_name(window, panes)
+        name = visible(str(window.get("title") or "")) or window_name(window, panes)
         mark = ("*" + ("Z" if zoomed else "")) if int(window["id"]) == shown else ""
         parts.append(f"{index}:{name}{mark}")
     line = " " + " ".join(parts)
     pane = next((p for p in panes if int(p["id"]) == focus), None)
     if pane is not None:
-        title = visible(str(pane.get("title") or "")) or _program(pane)
-        line += f"  │ {focus}: {title} · {_shorter(visible(str(pane.get('cwd') or '')), home)}"
+        title = visible(str(pane.get("title") or "")) or program_name(pane)
+        line += f"  │ {focus}: {title} · {shorter_path(visible(str(pane.get('cwd') or '')), home)}"
     held = sum(1 for p in panes if p.get("state") == "held")
     if held:
         line += f"  │ {held} pane{'s' if held > 1 else ''} waiting to be restored"
@@ -40,20 +40,20 @@ def status_text(
     return line
 
 
-def _window_name(window: Mapping[str, Any], panes: Sequence[Mapping[str, Any]]) -> str:
+def window_name(window: Mapping[str, Any], panes: Sequence[Mapping[str, Any]]) -> str:
     """A window without a title is named by the program of its focused pane (as tmux's
     automatic-rename)."""
     focused = int(window.get("focused_pane") or 0)
     pane = next((p for p in panes if int(p["id"]) == focused), None)
-    return _program(pane) if pane is not None else f"window {window['id']}"
+    return program_name(pane) if pane is not None else f"window {window['id']}"
 
 
-def _program(pane: Mapping[str, Any]) -> str:
+def program_name(pane: Mapping[str, Any]) -> str:
     argv = pane.get("argv") or [""]
     return visible(str(argv[0]).rsplit("/", 1)[-1]) or "pane"
 
 
-def _shorter(path: str, home: str | None) -> str:
+def shorter_path(path: str, home: str | None) -> str:
     if home and home != "/" and (path == home or path.startswith(home.rstrip("/") + "/")):
         return "~" + path[len(home.rstrip("/")) :]
     return path

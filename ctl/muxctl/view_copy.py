@@ -1,10 +1,13 @@
-"""Copy mode in the window view: which pane it covers, the keys it takes, and the paste
-buffer (docs/windows.md#copy-mode). It asks muxd for the pane's history when copy mode
-starts, and has the window's screen draw it over the pane's region until it ends."""
+"""The modes of the window view that take the focused pane's region and its keys: copy
+mode (docs/windows.md#copy-mode), with the paste buffer, and the chooser
+(docs/windows.md#the-window-view, `w`). Each starts from what muxd says (the pane's
+history; the windows and panes), and has the window's screen draw it over the pane's
+region until it ends."""
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from muxctl.chooser import Chooser, Chosen, choices
 from muxctl.clipboard import PasteBuffer, clipboard_sequence
 from muxctl.copy_mode import Copied, CopyMode, ModeKeys
 from muxctl.key_reader import KeyReader
@@ -13,28 +16,41 @@ from muxctl.window_screen import Cover, WindowScreen
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
 
+# The commands that start a mode here: copy mode (PageUp: a page up at once), the chooser.
+PANE_MODES = frozenset({"copy-mode", "copy-mode-page-up", "choose-tree"})
+
 
 class ViewCopy:
     def __init__(self, mode_keys: ModeKeys, screen: WindowScreen, buffer: PasteBuffer) -> None:
         self._mode_keys = mode_keys
         self._screen = screen
         self.buffer = buffer  # what `]` pastes
-        self.pane: int | None = None  # the pane in copy mode (None: none is)
-        self._mode: CopyMode | None = None
+        self.pane: int | None = None  # the pane a mode covers (None: none does)
+        self._mode: CopyMode | Chooser | None = None
         self._reader = KeyReader()
+        self._chosen: Chosen | None = None
 
-    def start(self, client: "MuxClient", pane: int, size: tuple[int, int], page_up: bool) -> None:
-        """Copy mode over `pane` (rows, cols of its region), its history as muxd has it;
-        `page_up`: a page up at once (PageUp after the prefix)."""
-        (lines,) = client.call("GetHistory", body=[pane, 0])
-        self._mode = CopyMode(list(lines), *size, self._mode_keys)
+    def start(
+        self, client: "MuxClient", command: str, shown: tuple[int, int], size: tuple[int, int]
+    ) -> None:
+        """The mode of `command` (one of PANE_MODES) over the pane of `shown` (window,
+        pane), whose region is `size` (rows, cols)."""
+        pane = shown[1]
+        if command == "choose-tree":
+            (windows,) = client.call("ListWindows")
+            (panes,) = client.call("ListPanes")
+            plain = [[{k: v.value for k, v in e.items()} for e in got] for got in (windows, panes)]
+            self._mode = Chooser(choices(*plain), shown, *size)
+        else:
+            (lines,) = client.call("GetHistory", body=[pane, 0])
+            self._mode = CopyMode(list(lines), *size, self._mode_keys)
+            if command == "copy-mode-page-up":
+                self._mode.feed(["PageUp"])
         self.pane = pane
-        if page_up:
-            self._mode.feed(["PageUp"])
         self._draw()
 
     def end(self) -> None:
-        """Copy mode over (if it was on): the pane's screen shows again."""
+        """The mode over (if one was on): the pane's screen shows again."""
         if self.pane is not None:
             self._screen.set_cover(self.pane, None)
         self.pane = self._mode = None
@@ -46,7 +62,7 @@ class ViewCopy:
             self._draw()
 
     def type(self, data: bytes) -> bytes:
-        """Keys typed in copy mode; what to write to the terminal (OSC 52 with the text
+        """Keys typed in the mode; what to write to the terminal (OSC 52 with the text
         copied, when copy mode ends with a copy)."""
         if self._mode is None:
             return b""
@@ -55,16 +71,28 @@ class ViewCopy:
             self._draw()
             return b""
         self.end()
+        if isinstance(ended, Chosen):
+            self._chosen = ended
         if isinstance(ended, Copied):
             self.buffer.text = ended.text
             return clipboard_sequence(ended.text)
         return b""
 
+    def take_chosen(self) -> Chosen | None:
+        """What the chooser chose (once), if it ended so."""
+        chosen, self._chosen = self._chosen, None
+        return chosen
+
     def _draw(self) -> None:
         # Imported once copy mode is used: wcwidth's tables take ~30 ms to load.
         from muxctl import copy_view
 
-        if self._mode is not None and self.pane is not None:
-            corner = self._screen.has_corner(self.pane)  # (copy_view.rows)
-            cover: Cover = (copy_view.rows(self._mode, corner), copy_view.cursor(self._mode))
-            self._screen.set_cover(self.pane, cover)
+        if self._mode is None or self.pane is None:
+            return
+        corner = self._screen.has_corner(self.pane)  # (its last cell is never drawn)
+        cover: Cover
+        if isinstance(self._mode, Chooser):
+            cover = self._mode.drawn(corner)
+        else:
+            cover = (copy_view.rows(self._mode, corner), copy_view.cursor(self._mode))
+        self._screen.set_cover(self.pane, cover)

@@ -34,7 +34,7 @@ from muxctl.prefix_keys import Command, DetachNow, PrefixKeys, Typed
 from muxctl.rawterm import RawTerminal, read_keys, window_size
 from muxctl.signal_wakeup import signal_wakeups
 from muxctl.terminal_out import TerminalOut
-from muxctl.view_copy import ViewCopy
+from muxctl.view_copy import PANE_MODES, ViewCopy
 from muxctl.view_question import Question
 from muxctl.view_settings import mode_keys, status_line
 from muxctl.window_commands import (
@@ -171,7 +171,7 @@ class WindowView:
             if self._detaching_since is not None:
                 deadline = self._detaching_since + DETACH_TIMEOUT_SECONDS
                 if now >= deadline or not links:
-                    return self._detached()
+                    return _detached(self._window, self._focus)
             ready, ready_to_write, _ = select.select(readable, writable, [], max(0, deadline - now))
             for fd in ready_to_write:
                 (self._terminal if fd == self._out else links[fd]).write()
@@ -237,8 +237,10 @@ class WindowView:
                 self._terminal.add(self._screen.full())
             return None
         for event in self._keys.feed(data):
-            if isinstance(event, Typed) and self._copy.pane is not None:
+            if isinstance(event, Typed) and self._copy.pane is not None:  # (a mode's)
                 self._terminal.add(self._copy.type(event.data))
+                if (chosen := self._copy.take_chosen()) is not None:
+                    self._command(Command("choose"), f"{chosen.window}:{chosen.pane}")
             elif isinstance(event, Typed):
                 focused = self._links.get(self._zoomed or self._focus)
                 if focused is not None and not focused.ended:
@@ -259,9 +261,9 @@ class WindowView:
         focus = self._zoomed or self._focus
         self._copy.end()  # (another command ends copy mode)
         try:
-            if command.name in ("copy-mode", "copy-mode-page-up"):
-                page_up = command.name == "copy-mode-page-up"
-                self._copy.start(self._client, focus, self._size_of(focus), page_up)
+            if command.name in PANE_MODES:
+                here = (self._window, focus)
+                self._copy.start(self._client, command.name, here, self._size_of(focus))
             elif command.name == "paste" and (link := self._links.get(focus)) is not None:
                 link.paste(self._copy.buffer.text)
             elif command.name in DIRECTIONS and self._regions is not None:
@@ -319,7 +321,6 @@ class WindowView:
             self._links.detach()
         return None
 
-    def _detached(self) -> Outcome:
-        return Outcome(
-            f"[detached from window {self._window}; reattach with: muxctl attach {self._focus}]"
-        )
+
+def _detached(window: int, focus: int) -> Outcome:
+    return Outcome(f"[detached from window {window}; reattach with: muxctl attach {focus}]")

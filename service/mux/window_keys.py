@@ -18,6 +18,7 @@ DEFAULT_KEYS: Mapping[str, str] = {
     "p": "previous-window",
     "l": "last-window",
     ",": "rename-window",
+    "w": "choose-tree",
     "[": "copy-mode",
     "]": "paste",
     **{str(index): f"window-{index}" for index in range(10)},

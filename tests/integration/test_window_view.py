@@ -350,6 +350,29 @@ def test_the_window_is_renamed_behind_the_prefix(service: Service, outer: OuterT
     assert "0:logs*" in outer.capture(view)
 
 
+def test_the_chooser_lists_every_window_and_pane_and_shows_the_one_chosen(
+    service: Service, outer: OuterTmux
+) -> None:
+    window, left, right = side_by_side(service)
+    other = service.spawn(BASH, env={"PS1": "other$ "})
+    service.wait_screen(other, "other$")
+    view = outer.open(outer.muxctl_line("attach", str(left)), rows=24, cols=100)
+    outer.wait_shown(view, "right$")
+    outer.send_keys(view, "C-b", "w")
+    shown = outer.wait_shown(view, f"└─ {right}: bash")
+    assert "(0) bash · 2 panes" in shown and "(1) bash · 1 pane" in shown
+    assert f"├─ {left}: bash" in shown and f"└─ {other}: bash" in shown
+    outer.send_keys(view, "Down", "Down", "Down")  # from pane `left`: to pane `other`
+    outer.send_keys(view, "Enter")
+    outer.wait_shown(view, "1:bash*")
+    outer.wait_shown(view, "other$")
+    outer.send_keys(view, "C-b", "w")
+    outer.wait_shown(view, "(0) bash · 2 panes")
+    outer.send_keys(view, "0")  # a digit: that window at once
+    outer.wait_shown(view, "0:bash*")
+    assert layout(service, window)["focus"] == left
+
+
 def test_borders_move_with_alt_arrows_and_muxctl_resize_pane(
     service: Service, outer: OuterTmux
 ) -> None:
