@@ -56,7 +56,7 @@ def test_socket_activation_and_readiness(user_systemd: UserSystemd) -> None:
         client.sendall(attach_protocol.encode(attach_protocol.Hello()))
         decoder = attach_protocol.FrameDecoder()
         decoder.receive_data(client.recv(200))
-        assert decoder.next_frame() == attach_protocol.Welcome()
+        assert decoder.next_frame() == attach_protocol.Welcome(paste=True)
     sd.wait_state("mux.service", "active")
     assert "0 panes" in sd.show("mux.service", "StatusText")
     assert sd.show("mux.service", "NRestarts") == "0"
