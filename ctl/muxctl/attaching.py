@@ -44,7 +44,7 @@ from muxctl.errors import EXIT_FAILURE, EXIT_PRECONDITION, EXIT_USAGE, CtlError,
 from muxctl.key_names import control_byte
 from muxctl.prefix_keys import WINDOW_SWITCHES, Command, DetachNow, PrefixKeys, Typed
 from muxctl.rawterm import RawTerminal, read_keys, window_size
-from muxctl.signal_wakeup import signal_wakeups
+from muxctl.signal_wakeup import pending_signals, signal_wakeups
 from muxctl.terminal_out import TerminalOut
 
 RECV_SIZE = 256 * 1024
@@ -346,11 +346,7 @@ class AttachClient:
         return None
 
     def _on_signals(self, wake_fd: int) -> Outcome | None:
-        try:
-            signals = os.read(wake_fd, 64)
-        except BlockingIOError:
-            return None
-        for signum in signals:
+        for signum in pending_signals(wake_fd):
             if signum == signal.SIGWINCH:
                 self._say(self._resize_frame())
             elif signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):

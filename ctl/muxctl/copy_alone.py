@@ -3,7 +3,6 @@ terminal to muxd): once detached, the pane's history on the terminal's alternate
 its normal screen and scrollback untouched; then the attach goes on
 (docs/windows.md#copy-mode)."""
 
-import os
 import select
 import signal
 from typing import TYPE_CHECKING
@@ -13,7 +12,7 @@ from muxctl.clipboard import PasteBuffer, clipboard_sequence
 from muxctl.copy_mode import Copied, CopyMode, Ended, ModeKeys
 from muxctl.key_reader import KeyReader
 from muxctl.rawterm import RawTerminal, read_keys, window_size
-from muxctl.signal_wakeup import signal_wakeups
+from muxctl.signal_wakeup import pending_signals, signal_wakeups
 from muxctl.terminal_out import TerminalOut
 
 if TYPE_CHECKING:
@@ -49,7 +48,7 @@ def copy_alone(
             out.flush(FLUSH_SECONDS)
             ready = select.select([in_fd, wake_fd], [], [])[0]
             if wake_fd in ready:
-                for signum in _signals(wake_fd):
+                for signum in pending_signals(wake_fd):
                     if signum == signal.SIGWINCH:
                         mode.resize(*window_size(out_fd))
                     else:
@@ -76,10 +75,3 @@ def _drawn(mode: CopyMode) -> bytes:
     row, col = copy_view.cursor(mode)
     parts.append(f"\x1b[{row + 1};{col + 1}H\x1b[?25h")
     return "".join(parts).encode()
-
-
-def _signals(wake_fd: int) -> bytes:
-    try:
-        return os.read(wake_fd, 64)
-    except BlockingIOError:
-        return b""

@@ -30,3 +30,11 @@ def signal_wakeups(signals: Sequence[signal.Signals] = WATCHED_SIGNALS) -> Itera
             signal.signal(signum, handler)
         os.close(wake_read)
         os.close(wake_write)
+
+
+def pending_signals(wake_fd: int) -> bytes:
+    """The numbers of the signals that came since the last call (b"": none after all)."""
+    try:
+        return os.read(wake_fd, 64)
+    except BlockingIOError:
+        return b""

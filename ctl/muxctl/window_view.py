@@ -15,7 +15,6 @@ graceful upgrade of mux cuts every link (ServiceUpgrading): each is made again
 to the same pane, and the window asked for again once mux is back on the bus.
 """
 
-import os
 import select
 import signal
 import time
@@ -32,7 +31,7 @@ from muxctl.pane_link import PaneAttached, PaneEnded, PaneInterrupted, PaneLink,
 from muxctl.pane_links import PaneLinks
 from muxctl.prefix_keys import Command, DetachNow, PrefixKeys, Typed
 from muxctl.rawterm import RawTerminal, read_keys, window_size
-from muxctl.signal_wakeup import signal_wakeups
+from muxctl.signal_wakeup import pending_signals, signal_wakeups
 from muxctl.terminal_out import TerminalOut
 from muxctl.view_copy import PANE_MODES, ViewCopy
 from muxctl.view_question import Question
@@ -294,11 +293,7 @@ class WindowView:
     # -- signals, detaching, the terminal -----------------------------------------------
 
     def _on_signals(self, wake_fd: int) -> Outcome | None:
-        try:
-            signals = os.read(wake_fd, 64)
-        except BlockingIOError:
-            return None
-        for signum in signals:
+        for signum in pending_signals(wake_fd):
             if signum == signal.SIGWINCH:
                 self._size = window_size(self._out)
                 if self._layout is None:  # not yet attached: the one pane at this size
