@@ -11,6 +11,7 @@ from muxctl.chooser import Chooser, Chosen, choices
 from muxctl.clipboard import PasteBuffer, clipboard_sequence
 from muxctl.copy_mode import Copied, CopyMode, ModeKeys
 from muxctl.key_reader import KeyReader
+from muxctl.window_commands import plain_entries
 from muxctl.window_screen import Cover, WindowScreen
 
 if TYPE_CHECKING:
@@ -37,10 +38,8 @@ class ViewCopy:
         pane), whose region is `size` (rows, cols)."""
         pane = shown[1]
         if command == "choose-tree":
-            (windows,) = client.call("ListWindows")
-            (panes,) = client.call("ListPanes")
-            plain = [[{k: v.value for k, v in e.items()} for e in got] for got in (windows, panes)]
-            self._mode = Chooser(choices(*plain), shown, *size)
+            windows, panes = (plain_entries(client, m) for m in ("ListWindows", "ListPanes"))
+            self._mode = Chooser(choices(windows, panes), shown, *size)
         else:
             (lines,) = client.call("GetHistory", body=[pane, 0])
             self._mode = CopyMode(list(lines), *size, self._mode_keys)

@@ -134,13 +134,18 @@ def panes_of_window(client: "MuxClient", window: int) -> list[int]:
     return list(panes_of(found[1])) if found is not None else []
 
 
+def plain_entries(client: "MuxClient", member: str) -> list[dict[str, Any]]:
+    """What a Manager list method (`ListWindows`, `ListPanes`) answers, as plain values."""
+    (entries,) = client.call(member)
+    return [{key: value.value for key, value in entry.items()} for entry in entries]
+
+
 def find_window(
     client: "MuxClient", window: int, pane: int
 ) -> tuple[list[dict[str, Any]], tuple[int, Node, int] | None]:
     """Every window (ListWindows, plain values), and the one shown: `window`, or (0)
     the window of `pane`, as (id, layout, focused pane); None when it is gone."""
-    (entries,) = client.call("ListWindows")
-    windows = [{key: value.value for key, value in entry.items()} for entry in entries]
+    windows = plain_entries(client, "ListWindows")
     for plain in windows:
         layout = from_data(json.loads(plain["layout"]))
         if (window and plain["id"] == window) or (not window and pane in panes_of(layout)):
@@ -156,8 +161,7 @@ def status_of(
 ) -> str:
     """The status line of the view showing `shown`: (window, focused pane, zoomed)."""
     window, focus, zoomed = shown
-    (entries,) = client.call("ListPanes")
-    panes = [{key: value.value for key, value in entry.items()} for entry in entries]
+    panes = plain_entries(client, "ListPanes")
     home = os.environ.get("HOME")
     return status_text(windows, window, panes, focus, zoomed=zoomed, state=state, home=home)
 
