@@ -62,14 +62,12 @@ DEFAULT_PREFIX_KEY = "^b"  # as tmux's
 _EXIT_STATUS_OF_CODE = {"InvalidArgument": EXIT_USAGE, "PreconditionFailed": EXIT_PRECONDITION}
 # Keys and sizes not yet sent are forgotten at a detach; the rest moved the conversation on.
 _FORGETTABLE = frozenset({proto.FrameType.INPUT, proto.FrameType.RESIZE})
-# Copy mode, which sends nothing: a read-only client may use it too.
-COPY_COMMANDS = frozenset({"copy-mode", "copy-mode-page-up"})
 # Window commands typed in a pane shown alone: done once detached, by the caller.
-LONE_PANE_COMMANDS = (
-    frozenset({"split-horizontal", "split-vertical", "close", "close-window", "new-window"})
-    | WINDOW_SWITCHES
-    | COPY_COMMANDS
+LONE_PANE_COMMANDS = frozenset(
+    {"split-horizontal", "split-vertical", "close", "close-window", "new-window"} | WINDOW_SWITCHES
 )
+# Copy mode, also done once detached; it sends nothing, so a read-only client may use it.
+COPY_COMMANDS = frozenset({"copy-mode", "copy-mode-page-up"})
 
 
 def parse_detach_key(text: str, what: str = "the detach key") -> bytes | None:

@@ -145,7 +145,7 @@ def _alone(
 
 
 def _copy_mode(
-    bus: "MuxClient | None", command: str | None, pane: int, buffer: "PasteBuffer"
+    bus: "MuxClient", command: str | None, pane: int, buffer: "PasteBuffer"
 ) -> int | None:
     """Copy mode, when that is what the lone pane's attach was left for: 0 when it ended
     (the attach goes on), the signal that ended it; None: no copy mode was asked for."""
@@ -154,7 +154,7 @@ def _copy_mode(
     from muxctl.errors import RemoteError
     from muxctl.view_settings import mode_keys
 
-    if bus is None or command not in COPY_COMMANDS:
+    if command not in COPY_COMMANDS:
         return None
     try:
         page_up = command == "copy-mode-page-up"
