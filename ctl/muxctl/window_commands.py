@@ -91,10 +91,6 @@ def carry_out(
     done (the bell)."""
     if command == "rename-window":
         client.call("SetWindow", body=[window, {"title": Variant("s", answer)}])
-    elif command == "choose":  # what the chooser chose: "window:pane"
-        chosen_window, chosen_pane = (int(part) for part in answer.split(":"))
-        set_focus(client, chosen_window, chosen_pane)
-        return chosen_window, chosen_pane
     elif command.startswith("split-"):
         split_beside(client, focus, command.removeprefix("split-"))
     elif command == "close":

@@ -19,43 +19,35 @@ import select
 import signal
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from mux.protocol import attach as proto
 from mux.protocol.layout import Leaf, Node, panes_of
-from mux.protocol.regions import Regions, neighbour, place
+from mux.protocol.regions import place
 from muxctl.attaching import Outcome
 from muxctl.clipboard import PasteBuffer
 from muxctl.errors import EXIT_FAILURE, CtlError, RemoteError
 from muxctl.pane_link import PaneAttached, PaneEnded, PaneInterrupted, PaneLink, PaneOutput
 from muxctl.pane_links import PaneLinks
-from muxctl.prefix_keys import Command, DetachNow, PrefixKeys, Typed
+from muxctl.prefix_keys import DetachNow, PrefixKeys, Typed
 from muxctl.rawterm import RawTerminal, read_keys, window_size
 from muxctl.signal_wakeup import pending_signals, signal_wakeups
 from muxctl.terminal_out import TerminalOut
-from muxctl.view_copy import PANE_MODES, ViewCopy
+from muxctl.view_commands import Done, ViewCommands
+from muxctl.view_copy import ViewCopy
 from muxctl.view_question import Question
 from muxctl.view_settings import mode_keys, status_line
-from muxctl.window_commands import (
-    ASKS_FIRST,
-    asks_first,
-    carry_out,
-    find_window,
-    resize_pane,
-    set_focus,
-    status_of,
-)
+from muxctl.view_state import Shown
+from muxctl.window_commands import find_window, set_focus, status_of
 from muxctl.window_screen import WindowScreen
 
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
 
-Way = Literal["left", "right", "up", "down"]
 REFRESH_SECONDS = 1.0
 DETACH_TIMEOUT_SECONDS = 2.0
 REATTACH_POLL_SECONDS = 0.05
 TERMINAL_BACKLOG_BYTES = 1 << 20
-DIRECTIONS: dict[str, Way] = {"up": "up", "down": "down", "left": "left", "right": "right"}
 
 
 def _interest(
@@ -88,18 +80,13 @@ class WindowView:
         self._asked = pane  # 0: the last used pane, named by the service when attached
         self._keys = keys
         self._in, self._out = fds
-        self._size = window_size(self._out)
-        self._screen = WindowScreen(*self._size)
+        self._shown = Shown(window_size(self._out), focus=pane)
+        self._screen = WindowScreen(*self._shown.size)
         self._status = status_line()  # a status line on the last row (`status`)
         self._links = PaneLinks(socket_path)
-        self._window = 0
-        self._layout: Node | None = None
-        self._focus = pane
-        self._zoomed: int | None = None
-        self._last_window: int | None = None  # the one shown before (`l`)
-        self._question = Question()  # asked before `x` and `&`
+        self._question = Question()  # asked before `x` and `&`, and for `,`
         self._copy = ViewCopy(mode_keys(), self._screen, buffer)
-        self._regions: Regions | None = None
+        self._commands = ViewCommands(client, self._shown, self._copy, self._links)
         self._terminal = TerminalOut(self._out)
         self._detaching_since: float | None = None
 
@@ -107,32 +94,29 @@ class WindowView:
 
     def _load(self) -> None:
         """The window of the pane shown (ListWindows), and the links and regions for it."""
-        windows, found = find_window(self._client, self._window, self._focus)
+        shown = self._shown
+        windows, found = find_window(self._client, shown.window, shown.focus)
         if found is None:
             raise _WindowGone
-        self._window, self._layout, self._focus = found
-        if self._zoomed is not None and self._zoomed not in panes_of(self._layout):
-            self._zoomed = None
+        shown.window, shown.layout, shown.focus = found
+        if shown.zoomed is not None and shown.zoomed not in panes_of(shown.layout):
+            shown.zoomed = None
         if self._status:
             state = "reattaching after an upgrade" if self._links.reattaching else ""
-            shown = (self._window, self._zoomed or self._focus, self._zoomed is not None)
-            self._screen.set_status(status_of(self._client, windows, shown, state))
+            status = (shown.window, shown.pane, shown.zoomed is not None)
+            self._screen.set_status(status_of(self._client, windows, status, state))
         self._arrange()
 
     def _arrange(self) -> None:
         """Regions for the terminal's size; links opened, closed and resized to match."""
-        assert self._layout is not None
-        shown: Node = Leaf(self._zoomed) if self._zoomed is not None else self._layout
-        rows, cols = self._size
-        self._regions = place(shown, max(rows - self._status, 1), cols)
-        self._links.match({pane: self._size_of(pane) for pane in self._regions.panes})
-        self._screen.set_layout(self._regions, self._focus, self._size)
-        self._copy.fit(self._size_of)
-
-    def _size_of(self, pane: int) -> tuple[int, int]:
-        """The size of `pane`'s region (the terminal's, before there are regions)."""
-        rect = self._regions.panes.get(pane) if self._regions is not None else None
-        return (max(1, rect.rows), max(1, rect.cols)) if rect is not None else self._size
+        shown = self._shown
+        assert shown.layout is not None
+        tree: Node = Leaf(shown.zoomed) if shown.zoomed is not None else shown.layout
+        rows, cols = shown.size
+        shown.regions = place(tree, max(rows - self._status, 1), cols)
+        self._links.match({pane: shown.size_of(pane) for pane in shown.regions.panes})
+        self._screen.set_layout(shown.regions, shown.focus, shown.size)
+        self._copy.fit(shown.size_of)
 
     # -- the loop -----------------------------------------------------------------------
 
@@ -143,7 +127,8 @@ class WindowView:
                     return self._serve(wake_fd)
                 finally:
                     # Whatever the last pane drawn left set; the next line below it all.
-                    self._terminal.add(f"\x1b[0m\x1b[?25h\x1b[{self._size[0]};1H".encode())
+                    bottom = self._shown.size[0]
+                    self._terminal.add(f"\x1b[0m\x1b[?25h\x1b[{bottom};1H".encode())
                     self._terminal.flush(DETACH_TIMEOUT_SECONDS)
         finally:
             self._links.close()
@@ -151,11 +136,11 @@ class WindowView:
     def _serve(self, wake_fd: int) -> Outcome:
         if self._asked:
             self._load()
-            if self._focus != self._asked:  # the pane asked for takes the keys, as in tmux
-                set_focus(self._client, self._window, self._asked)
+            if self._shown.focus != self._asked:  # the pane asked for takes the keys, as tmux
+                set_focus(self._client, self._shown.window, self._asked)
                 self._load()
         else:  # the service names the pane: one link first, the window once it has
-            self._links.open(0, self._size)
+            self._links.open(0, self._shown.size)
         self._terminal.add(self._screen.full())
         next_refresh = time.monotonic() + REFRESH_SECONDS
         while True:
@@ -170,7 +155,7 @@ class WindowView:
             if self._detaching_since is not None:
                 deadline = self._detaching_since + DETACH_TIMEOUT_SECONDS
                 if now >= deadline or not links:
-                    return _detached(self._window, self._focus)
+                    return _detached(self._shown.window, self._shown.focus)
             ready, ready_to_write, _ = select.select(readable, writable, [], max(0, deadline - now))
             for fd in ready_to_write:
                 (self._terminal if fd == self._out else links[fd]).write()
@@ -183,8 +168,9 @@ class WindowView:
                     next_refresh = time.monotonic() + REFRESH_SECONDS
                     self._refresh()
             except _WindowGone:
-                return Outcome(f"[window {self._window} ended: its last pane closed]")
-            self._terminal.add(self._screen.render() + self._question.overlay(*self._size))
+                return Outcome(f"[window {self._shown.window} ended: its last pane closed]")
+            overlay = self._question.overlay(*self._shown.size)
+            self._terminal.add(self._screen.render() + overlay)
             self._terminal.write()
 
     def _ready(self, fd: int, wake_fd: int, links: dict[int, PaneLink]) -> Outcome | None:
@@ -198,22 +184,22 @@ class WindowView:
                 if event.repaint:
                     self._screen.reset(link.pane)
                 self._screen.feed(link.pane, event.data)
-            elif isinstance(event, PaneAttached) and self._window == 0:
+            elif isinstance(event, PaneAttached) and self._shown.window == 0:
                 self._links.named(event.pane)
-                self._focus = event.pane
+                self._shown.focus = event.pane
                 self._load()
             elif isinstance(event, PaneInterrupted):
-                self._links.interrupted(link, self._size_of(link.pane))
+                self._links.interrupted(link, self._shown.size_of(link.pane))
             elif isinstance(event, PaneEnded) and self._detaching_since is None:
                 if event.why == "mux went away":
                     return Outcome("mux went away (it stopped or crashed)", EXIT_FAILURE, True)
-                if self._window == 0:  # the pane asked for is not there (no pane runs)
+                if self._shown.window == 0:  # the pane asked for is not there (no pane runs)
                     return Outcome(f"muxctl: {event.why}", EXIT_FAILURE, True)
                 self._refresh()  # now, not within a second: it has left the window (or not)
         return None
 
     def _refresh(self) -> None:
-        if not self._window:
+        if not self._shown.window:
             return
         try:
             self._load()
@@ -239,9 +225,9 @@ class WindowView:
             if isinstance(event, Typed) and self._copy.pane is not None:  # (a mode's)
                 self._terminal.add(self._copy.type(event.data))
                 if (chosen := self._copy.take_chosen()) is not None:
-                    self._command(Command("choose"), f"{chosen.window}:{chosen.pane}")
+                    self._follow("choose", self._commands.choose(chosen))
             elif isinstance(event, Typed):
-                focused = self._links.get(self._zoomed or self._focus)
+                focused = self._links.get(self._shown.pane)
                 if focused is not None and not focused.ended:
                     focused.say(proto.Input(event.data))
                 else:  # its program ended (remain_on_exit): keys go nowhere, said so
@@ -249,56 +235,33 @@ class WindowView:
             elif isinstance(event, DetachNow) or event.name == "detach":
                 return self._start_detach()
             else:
-                self._command(event)
+                self._command(event.name)
         return None
 
-    def _command(self, command: Command, answer: str | None = None) -> None:
-        """A window command: muxd does it and the view follows (zoom is the view's own);
-        a refusal rings the bell and the view goes on."""
-        if self._window == 0:
-            return  # (the window is not known yet)
-        focus = self._zoomed or self._focus
-        self._copy.end()  # (another command ends copy mode)
-        try:
-            if command.name in PANE_MODES:
-                here = (self._window, focus)
-                self._copy.start(self._client, command.name, here, self._size_of(focus))
-            elif command.name == "paste" and (link := self._links.get(focus)) is not None:
-                link.paste(self._copy.buffer.text)
-            elif command.name in DIRECTIONS and self._regions is not None:
-                way = DIRECTIONS[command.name]
-                if self._zoomed is None and (to := neighbour(self._regions, focus, way)):
-                    set_focus(self._client, self._window, to)
-            elif command.name == "zoom":
-                self._zoomed = None if self._zoomed is not None else focus
-            elif command.name.startswith("resize-") and self._layout is not None:
-                side = command.name.removeprefix("resize-")
-                size = self._size_of(focus)[1 if side in ("left", "right") else 0]
-                resize_pane(self._client, self._window, self._layout, focus, side=side, size=size)
-            elif command.name in ASKS_FIRST and answer is None:
-                question = asks_first(self._client, command.name, self._window, focus)
-                self._question.ask(question, lambda answer: self._command(command, answer))
-            else:  # muxd's to do; the view shows what comes of it
-                self._zoomed = None
-                name, last, said = command.name, self._last_window, answer or ""
-                shown = carry_out(self._client, name, self._window, focus, last, answer=said)
-                if shown is not None:  # another window, from scratch
-                    self._last_window, (self._window, self._focus) = self._window, shown
-                    self._load()
-                    self._terminal.add(self._screen.full())
-        except (RemoteError, CtlError):
+    def _command(self, name: str, answer: str | None = None) -> None:
+        self._follow(name, self._commands.do(name, answer))
+
+    def _follow(self, name: str, done: Done) -> None:
+        """The view after command `name`: as muxd now has the window, the bell for a
+        refusal, the question it asks first."""
+        if done.ask is not None:
+            self._question.ask(done.ask, lambda answer: self._command(name, answer))
+        if done.bell:
             self._terminal.add(b"\a")
-        self._load()
+        if self._shown.window:
+            self._load()
+        if done.other_window:
+            self._terminal.add(self._screen.full())
 
     # -- signals, detaching, the terminal -----------------------------------------------
 
     def _on_signals(self, wake_fd: int) -> Outcome | None:
         for signum in pending_signals(wake_fd):
             if signum == signal.SIGWINCH:
-                self._size = window_size(self._out)
-                if self._layout is None:  # not yet attached: the one pane at this size
+                self._shown.size = window_size(self._out)
+                if self._shown.layout is None:  # not yet attached: the one pane at this size
                     for link in self._links:
-                        link.resize(*self._size)
+                        link.resize(*self._shown.size)
                     continue
                 self._arrange()  # (each pane's emulator resized; its repaint follows)
                 self._terminal.add(self._screen.full())
@@ -307,7 +270,7 @@ class WindowView:
                 if signum == signal.SIGHUP:
                     self._terminal.pending.clear()
                 name = signal.Signals(signum).name
-                return Outcome(f"[{name}: detached from window {self._window}]", 128 + signum)
+                return Outcome(f"[{name}: detached from window {self._shown.window}]", 128 + signum)
         return None
 
     def _start_detach(self) -> Outcome | None:

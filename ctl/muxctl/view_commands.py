@@ -1,0 +1,101 @@
+"""The window view's commands (docs/windows.md#the-window-view): what a key after the
+prefix does. muxd does most (a split, a close, a new window, a switch, a rename, the
+focus) and the view follows what ListWindows then says; zoom, the copy mode and the
+chooser are the view's own."""
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from mux.protocol.regions import Side, neighbour
+from muxctl.chooser import Chosen
+from muxctl.errors import CtlError, RemoteError
+from muxctl.pane_links import PaneLinks
+from muxctl.view_copy import PANE_MODES, ViewCopy
+from muxctl.view_question import Asked
+from muxctl.view_state import Shown
+from muxctl.window_commands import ASKS_FIRST, asks_first, carry_out, resize_pane, set_focus
+
+if TYPE_CHECKING:
+    from muxctl.client import MuxClient
+
+DIRECTIONS: dict[str, Side] = {"up": "up", "down": "down", "left": "left", "right": "right"}
+
+
+@dataclass(frozen=True)
+class Done:
+    """What came of a command, for the view to show: the bell (refused), another window
+    (drawn from scratch), or a question to ask first (the command again with its answer)."""
+
+    bell: bool = False
+    other_window: bool = False
+    ask: Asked | None = None
+
+
+class ViewCommands:
+    def __init__(self, client: "MuxClient", shown: Shown, copy: ViewCopy, links: PaneLinks) -> None:
+        self._client = client
+        self._shown = shown
+        self._copy = copy
+        self._links = links
+
+    def do(self, name: str, answer: str | None = None) -> Done:
+        """Command `name` (a value of [keys]) on the pane keys go to; `answer`: what was
+        answered to the question it asked first. A refusal of muxd's rings the bell."""
+        shown = self._shown
+        if shown.window == 0:
+            return Done()  # (the window is not known yet)
+        self._copy.end()  # (another command ends copy mode)
+        try:
+            return self._do(name, answer, shown.pane)
+        except (RemoteError, CtlError):
+            return Done(bell=True)
+
+    def choose(self, chosen: Chosen) -> Done:
+        """What the chooser chose: that pane focused, its window shown."""
+        try:
+            set_focus(self._client, chosen.window, chosen.pane)
+        except (RemoteError, CtlError):
+            return Done(bell=True)
+        return self._show(chosen.window, chosen.pane)
+
+    def focus(self, pane: int) -> Done:
+        """`pane` of the window shown takes the focus (a click on it)."""
+        try:
+            set_focus(self._client, self._shown.window, pane)
+        except (RemoteError, CtlError):
+            return Done(bell=True)
+        return Done()
+
+    def _do(self, name: str, answer: str | None, pane: int) -> Done:
+        shown, client = self._shown, self._client
+        if name in PANE_MODES:
+            self._copy.start(client, name, (shown.window, pane), shown.size_of(pane))
+        elif name == "paste" and (link := self._links.get(pane)) is not None:
+            link.paste(self._copy.buffer.text)
+        elif name in DIRECTIONS and shown.regions is not None:
+            to = neighbour(shown.regions, pane, DIRECTIONS[name])
+            if shown.zoomed is None and to is not None:
+                set_focus(client, shown.window, to)
+        elif name == "zoom":
+            shown.zoomed = None if shown.zoomed is not None else pane
+        elif name.startswith("resize-") and shown.layout is not None:
+            side = name.removeprefix("resize-")
+            size = shown.size_of(pane)[1 if side in ("left", "right") else 0]
+            resize_pane(client, shown.window, shown.layout, pane, side=side, size=size)
+        elif name in ASKS_FIRST and answer is None:
+            return Done(ask=asks_first(client, name, shown.window, pane))
+        else:  # muxd's to do; the view shows what comes of it
+            shown.zoomed = None
+            said = answer or ""
+            other = carry_out(client, name, shown.window, pane, shown.last_window, answer=said)
+            if other is not None:
+                return self._show(*other)
+        return Done()
+
+    def _show(self, window: int, pane: int) -> Done:
+        """Another window from now on: `window` (0: the one of `pane`), `pane` focused (0:
+        its focused one)."""
+        shown = self._shown
+        shown.last_window, shown.window, shown.focus = shown.window, window, pane
+        shown.zoomed = None
+        return Done(other_window=True)
