@@ -131,6 +131,13 @@ class CopyMode:
         self.rows, self.cols = max(1, rows), max(1, cols)
         self._show(self.cursor[0])
 
+    def scroll(self, lines: int) -> None:
+        """The view moved `lines` down (up when negative), the cursor with it: the mouse
+        wheel's."""
+        before = self.top
+        self.top = max(0, min(self.top + lines, self.bottom_top))
+        self._place((self.cursor[0] + self.top - before, self.cursor[1]))
+
     def feed(self, keys: list[str]) -> Copied | Ended | None:
         """The keys typed; how copy mode ended, or None while it goes on."""
         for key in keys:
@@ -193,14 +200,13 @@ class CopyMode:
             "scroll-up": -1,
             "scroll-down": 1,
         }
-        if action in scrolls:  # the view moves and the cursor with it, as in tmux
+        if action in scrolls and action.startswith("scroll"):
+            self.scroll(scrolls[action])  # the view moves and the cursor with it, as in tmux
+        elif action in scrolls:  # a page: the cursor a page on, the view as far as it goes
             step = scrolls[action]
-            before = self.top
             self.top = max(0, min(self.top + step, self.bottom_top))
-            moved = self.top - before if action.startswith("scroll") else step
-            self._place((line + moved, col))
-            return
-        if action in moves:
+            self._place((line + step, col))
+        elif action in moves:
             self._place(moves[action]())
 
     def _place(self, position: Position) -> None:

@@ -6,14 +6,22 @@ chooser are the view's own."""
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mux.protocol.regions import Side, neighbour
+from mux.protocol.border_drag import dragged
+from mux.protocol.regions import Border, Side, neighbour
 from muxctl.chooser import Chosen
 from muxctl.errors import CtlError, RemoteError
 from muxctl.pane_links import PaneLinks
 from muxctl.view_copy import PANE_MODES, ViewCopy
 from muxctl.view_question import Asked
 from muxctl.view_state import Shown
-from muxctl.window_commands import ASKS_FIRST, asks_first, carry_out, resize_pane, set_focus
+from muxctl.window_commands import (
+    ASKS_FIRST,
+    asks_first,
+    carry_out,
+    resize_pane,
+    set_focus,
+    set_layout,
+)
 
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
@@ -59,9 +67,42 @@ class ViewCommands:
         return self._show(chosen.window, chosen.pane)
 
     def focus(self, pane: int) -> Done:
-        """`pane` of the window shown takes the focus (a click on it)."""
+        """`pane` of the window shown takes the focus (a click on it); a mode over
+        another pane ends."""
+        shown = self._shown
+        if pane == shown.pane:
+            return Done()
+        self._copy.end()
         try:
-            set_focus(self._client, self._shown.window, pane)
+            set_focus(self._client, shown.window, pane)
+        except (RemoteError, CtlError):
+            return Done(bell=True)
+        shown.focus = pane  # (before ListWindows says so: the next event may need it)
+        return Done()
+
+    def scroll_back(self, pane: int, lines: int) -> Done:
+        """The wheel up over `pane`, not in copy mode: it takes the focus, and copy mode
+        starts there scrolled `lines` up, to end when scrolled back down (tmux's)."""
+        done = self.focus(pane)
+        if done.bell:
+            return done
+        shown = self._shown
+        try:
+            here, size = (shown.window, pane), shown.size_of(pane)
+            self._copy.start(self._client, "copy-mode", here, size, by_wheel=True)
+        except (RemoteError, CtlError):
+            return Done(bell=True)
+        self._copy.wheel(-lines)
+        return Done()
+
+    def drag(self, border: Border, to: int) -> Done:
+        """`border` dragged to line `to` (its column, or row): the split's ratios set."""
+        shown = self._shown
+        moved = dragged(shown.layout, border, to) if shown.layout is not None else None
+        if moved is None:
+            return Done()
+        try:
+            set_layout(self._client, shown.window, moved)
         except (RemoteError, CtlError):
             return Done(bell=True)
         return Done()

@@ -30,12 +30,20 @@ class ViewCopy:
         self._mode: CopyMode | Chooser | None = None
         self._reader = KeyReader()
         self._chosen: Chosen | None = None
+        self._wheeled = False  # copy mode started by the wheel: ends back at the bottom
 
     def start(
-        self, client: "MuxClient", command: str, shown: tuple[int, int], size: tuple[int, int]
+        self,
+        client: "MuxClient",
+        command: str,
+        shown: tuple[int, int],
+        size: tuple[int, int],
+        *,
+        by_wheel: bool = False,
     ) -> None:
         """The mode of `command` (one of PANE_MODES) over the pane of `shown` (window,
-        pane), whose region is `size` (rows, cols)."""
+        pane), whose region is `size` (rows, cols). Copy mode `by_wheel` ends when the
+        wheel scrolls it back to the bottom (tmux's `copy-mode -e`)."""
         pane = shown[1]
         if command == "choose-tree":
             windows, panes = (plain_entries(client, m) for m in ("ListWindows", "ListPanes"))
@@ -46,7 +54,18 @@ class ViewCopy:
             if command == "copy-mode-page-up":
                 self._mode.feed(["PageUp"])
         self.pane = pane
+        self._wheeled = by_wheel
         self._draw()
+
+    def wheel(self, lines: int) -> None:
+        """The mouse wheel over the mode's pane: copy mode scrolls `lines` (up when
+        negative); the chooser takes no wheel."""
+        if isinstance(self._mode, CopyMode):
+            self._mode.scroll(lines)
+            if self._wheeled and lines > 0 and self._mode.top == self._mode.bottom_top:
+                self.end()
+            else:
+                self._draw()
 
     def end(self) -> None:
         """The mode over (if one was on): the pane's screen shows again."""

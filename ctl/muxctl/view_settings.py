@@ -1,4 +1,4 @@
-"""The settings of config.toml that `muxctl attach` itself follows: `status`,
+"""The settings of config.toml that `muxctl attach` itself follows: `status`, `mouse`,
 `mode_keys`, `[keys]`.
 
 muxd reads and checks the whole file (mux.config; `muxctl doctor` too). The window view
@@ -22,10 +22,20 @@ MAX_CONFIG_BYTES = 1 << 20  # (a configuration file is a few hundred bytes)
 
 def status_line() -> bool:
     """Whether the window view shows a status line (`status`, default true)."""
-    from_env = os.environ.get("MUX_STATUS", "").strip().lower()
+    return _switch("status")
+
+
+def mouse() -> bool:
+    """Whether the window view takes the mouse (`mouse`, default true)."""
+    return _switch("mouse")
+
+
+def _switch(name: str) -> bool:
+    """A setting that is true or false, true unless set otherwise."""
+    from_env = os.environ.get(f"MUX_{name.upper()}", "").strip().lower()
     if from_env in _TRUE or from_env in _FALSE:
         return from_env in _TRUE
-    value = _config().get("status", True)
+    value = _config().get(name, True)
     return value if isinstance(value, bool) else True
 
 

@@ -180,4 +180,8 @@ def resize_pane(
     moved = move_border(layout, pane, side, cells, size)
     if moved is None:
         raise CtlError(f"pane {pane} has no border that can move {side} that far")
-    client.call("SetWindow", body=[window, {"layout": Variant("s", to_json(moved))}])
+    set_layout(client, window, moved)
+
+
+def set_layout(client: "MuxClient", window: int, layout: Node) -> None:
+    client.call("SetWindow", body=[window, {"layout": Variant("s", to_json(layout))}])

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 # avt re-exports Vt without declaring it; its typed home is avt._avt.
 from avt._avt import Cell, Color, Line, Pen, Vt
 
+from mux.protocol.modes import ScreenModes
 from mux.protocol.regions import Rect, Regions, border_cells, focus_border_cells
 from muxctl.status_line import fit
 
@@ -123,10 +124,11 @@ def row_form(cells: Iterable[Cell], width: int) -> str:
 class _Pane:
     """One pane's emulator, its decoder, and the rows last drawn of it."""
 
-    __slots__ = ("cover", "decoder", "drawn", "rect", "vt")
+    __slots__ = ("cover", "decoder", "drawn", "modes", "rect", "vt")
 
     def __init__(self, rect: Rect) -> None:
         self.rect = rect
+        self.modes = ScreenModes()  # (what the emulator does not say: mouse, alt screen)
         self.cover: Cover | None = None  # drawn instead of the screen (copy mode)
         self.vt = self._blank()
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -139,6 +141,7 @@ class _Pane:
     def reset(self) -> None:
         self.vt = self._blank()
         self.decoder.reset()
+        self.modes = ScreenModes()
 
     def resize(self, rect: Rect) -> None:
         self.rect = rect
@@ -161,6 +164,7 @@ class _Pane:
             return self.vt.view()
 
     def feed(self, data: bytes) -> None:
+        self.modes.feed(data)
         text = self.decoder.decode(data)
         try:
             for start in range(0, len(text), FEED_SLICE_CHARS):
@@ -254,6 +258,12 @@ class WindowScreen:
         rows, cols = self._size
         rect = known.rect if known is not None else None
         return rect is not None and (rect.top + rect.rows, rect.left + rect.cols) == (rows, cols)
+
+    def modes(self, pane: int) -> ScreenModes | None:
+        """The modes `pane`'s program set (mouse reporting, the alternate screen...);
+        None for a pane not shown."""
+        known = self._panes.get(pane)
+        return known.modes if known is not None else None
 
     def reset(self, pane: int) -> None:
         """A repaint of `pane` follows: its emulator starts blank (what is on the

@@ -27,6 +27,7 @@ from mux.protocol.regions import place
 from muxctl.attaching import Outcome
 from muxctl.clipboard import PasteBuffer
 from muxctl.errors import EXIT_FAILURE, CtlError, RemoteError
+from muxctl.mouse import MOUSE_ON, MouseEvent, MouseReader
 from muxctl.pane_link import PaneAttached, PaneEnded, PaneInterrupted, PaneLink, PaneOutput
 from muxctl.pane_links import PaneLinks
 from muxctl.prefix_keys import DetachNow, PrefixKeys, Typed
@@ -35,8 +36,9 @@ from muxctl.signal_wakeup import pending_signals, signal_wakeups
 from muxctl.terminal_out import TerminalOut
 from muxctl.view_commands import Done, ViewCommands
 from muxctl.view_copy import ViewCopy
+from muxctl.view_mouse import ViewMouse
 from muxctl.view_question import Question
-from muxctl.view_settings import mode_keys, status_line
+from muxctl.view_settings import mode_keys, mouse, status_line
 from muxctl.view_state import Shown
 from muxctl.window_commands import find_window, set_focus, status_of
 from muxctl.window_screen import WindowScreen
@@ -87,6 +89,12 @@ class WindowView:
         self._question = Question()  # asked before `x` and `&`, and for `,`
         self._copy = ViewCopy(mode_keys(), self._screen, buffer)
         self._commands = ViewCommands(client, self._shown, self._copy, self._links)
+        self._mouse = (  # (`mouse`)
+            ViewMouse(self._shown, self._commands, self._copy, self._screen, self._links)
+            if mouse()
+            else None
+        )
+        self._mouse_reader = MouseReader()
         self._terminal = TerminalOut(self._out)
         self._detaching_since: float | None = None
 
@@ -141,7 +149,7 @@ class WindowView:
                 self._load()
         else:  # the service names the pane: one link first, the window once it has
             self._links.open(0, self._shown.size)
-        self._terminal.add(self._screen.full())
+        self._terminal.add((MOUSE_ON if self._mouse else b"") + self._screen.full())
         next_refresh = time.monotonic() + REFRESH_SECONDS
         while True:
             links = self._links.by_fd()
@@ -215,6 +223,17 @@ class WindowView:
         data = read_keys(self._in)
         if not data:  # None: nothing after all; b"": the terminal is gone
             return None if data is None else self._start_detach()
+        if self._mouse is None:
+            return self._typed(data)
+        for part in self._mouse_reader.feed(data):
+            if not isinstance(part, MouseEvent):
+                if (outcome := self._typed(part)) is not None:
+                    return outcome
+            elif not self._question.pending() and (done := self._mouse.on(part)):
+                self._follow("mouse", done)
+        return None
+
+    def _typed(self, data: bytes) -> Outcome | None:
         if self._question.pending():  # the key answers it (and is not typed)
             if (action := self._question.answer(data)) is not None:
                 action()

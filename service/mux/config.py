@@ -74,6 +74,11 @@ class Settings(BaseSettings):
         description="a status line at the bottom of `muxctl attach`'s window view "
         "(muxctl.view_settings reads it)",
     )
+    mouse: bool = Field(
+        default=True,
+        description="the mouse in `muxctl attach`'s window view: click to focus, drag a "
+        "border, wheel to scroll back (muxctl.view_settings reads it)",
+    )
     mode_keys: Literal["vi", "emacs"] | None = Field(
         default=None,
         description="copy mode's keys in `muxctl attach`; unset: vi when $VISUAL or $EDITOR "

@@ -164,3 +164,14 @@ def test_any_keys_keep_the_view_whole(
         assert "\n" not in form and "\r" not in form
     row, col = copy_view.cursor(mode)
     assert 0 <= row < mode.rows and 0 <= col < mode.cols
+
+
+def test_the_wheel_scrolls_the_view_and_the_cursor_with_it() -> None:
+    mode = CopyMode(LINES, rows=24, cols=40, mode_keys="vi")
+    assert mode.top == 76
+    mode.scroll(-5)
+    assert mode.top == 71 and mode.cursor[0] == 94
+    mode.scroll(-500)
+    assert mode.top == 0
+    mode.scroll(500)
+    assert mode.top == mode.bottom_top

@@ -1,6 +1,6 @@
 """The modes a repaint sets again: mouse reporting, bracketed paste, focus events."""
 
-from mux.terminal.modes import TRACKED, ModeTracker
+from mux.protocol.modes import TRACKED, ModeTracker
 
 
 def test_set_and_reset_combined_and_alone() -> None:

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from mux.panes.pane_view import PaneView, notice_line
 from mux.panes.restored_marker import restored_marker
-from mux.terminal.modes import ModeTracker
+from mux.protocol.modes import ModeTracker
 from mux.terminal.saved_contents import contents_of, wrap_words
 from mux.terminal.styled_rows import row_text
 

@@ -31,12 +31,12 @@ from mux.panes.pty_channel import PtyChannel
 from mux.panes.shell_integration import remove_directory
 from mux.panes.shell_tracker import ShellReaction, ShellTracker
 from mux.protocol.errors import MuxError, PreconditionFailed
+from mux.protocol.modes import BRACKETED_PASTE
 from mux.protocol.names import CwdSource
 from mux.protocol.notices import Notice
 from mux.protocol.spawn_options import LaunchKind
 from mux.system import proctree
 from mux.system.proctree import ProcessTree, working_directory
-from mux.terminal.modes import BRACKETED_PASTE
 
 __all__ = ["Launch", "OutputSink", "Pane", "PaneObserver", "PaneState"]
 

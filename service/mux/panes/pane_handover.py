@@ -23,10 +23,10 @@ from mux.panes.pty_channel import PtyChannel
 from mux.panes.replay import CommandReplay
 from mux.panes.shell_integration import remove_directory
 from mux.panes.shell_tracker import ShellTracker
+from mux.protocol.modes import ModeTracker
 from mux.protocol.names import EXIT_STATUS_UNKNOWN
 from mux.system import proctree
 from mux.system.shared_reader import SharedReader
-from mux.terminal.modes import ModeTracker
 from mux.terminal.screen import Screen
 from mux.terminal.scrollback import Scrollback
 

@@ -14,7 +14,7 @@ the screen as it was at the question.
 import textwrap
 from collections.abc import Callable
 
-from mux.terminal.modes import ModeTracker
+from mux.protocol.modes import ModeTracker
 from mux.terminal.queries import answer, find_queries
 from mux.terminal.saved_contents import wrap_words
 from mux.terminal.screen import Screen

@@ -17,7 +17,7 @@ Pure, no I/O.
 """
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from mux.protocol.layout import Leaf, Node
@@ -46,6 +46,12 @@ class Border:
     left: int
     length: int
     vertical: bool
+    # Whose line it is, to move it (mux.protocol.border_drag): the split's place in the
+    # tree (each step a child's index), the child it follows, and the split's span
+    # along its axis (first cell, cells).
+    split: tuple[int, ...] = field(default=(), compare=False)
+    after: int = field(default=0, compare=False)
+    span: tuple[int, int] = field(default=(0, 0), compare=False)
 
 
 @dataclass(frozen=True)
@@ -71,11 +77,13 @@ def place(layout: Node, rows: int, cols: int) -> Regions:
     """`layout` on a terminal of `rows` x `cols` (a size below 0 counts as 0)."""
     panes: dict[int, Rect] = {}
     borders: list[Border] = []
-    _place(layout, Rect(0, 0, max(0, rows), max(0, cols)), panes, borders)
+    _place(layout, Rect(0, 0, max(0, rows), max(0, cols)), panes, borders, ())
     return Regions(panes, tuple(borders))
 
 
-def _place(node: Node, area: Rect, panes: dict[int, Rect], borders: list[Border]) -> None:
+def _place(
+    node: Node, area: Rect, panes: dict[int, Rect], borders: list[Border], path: tuple[int, ...]
+) -> None:
     if isinstance(node, Leaf):
         panes[node.pane] = area
         return
@@ -85,25 +93,27 @@ def _place(node: Node, area: Rect, panes: dict[int, Rect], borders: list[Border]
     across = area.rows if side_by_side else area.cols  # each child's, and each border's
     offset = 0
     last = len(node.children) - 1
-    for i, (child, size) in enumerate(zip(node.children, _sizes(node.ratios, span), strict=True)):
+    sizes = split_sizes(node.ratios, span)
+    for i, (child, size) in enumerate(zip(node.children, sizes, strict=True)):
         at = start + min(offset, span)
         if side_by_side:
             part = Rect(area.top, at, area.rows, size)
         else:
             part = Rect(at, area.left, size, area.cols)
-        _place(child, part, panes, borders)
+        _place(child, part, panes, borders, (*path, i))
         offset += size
         if i < last:
             if offset < span and across > 0:  # room for it
                 line = start + offset
                 if side_by_side:
-                    borders.append(Border(area.top, line, across, vertical=True))
+                    border = Border(area.top, line, across, True, path, i, (start, span))
                 else:
-                    borders.append(Border(line, area.left, across, vertical=False))
+                    border = Border(line, area.left, across, False, path, i, (start, span))
+                borders.append(border)
             offset += 1
 
 
-def _sizes(ratios: tuple[float, ...], span: int) -> list[int]:
+def split_sizes(ratios: tuple[float, ...], span: int) -> list[int]:
     """The cells of each of a split's children along a span of `span` cells, one cell
     between each two going to a border: child i ends at round(avail * (r1 + … + ri))
     (halves up; the ratios normalised to add up to 1 exactly), and gets at least one

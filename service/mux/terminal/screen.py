@@ -36,7 +36,7 @@ FEED_SLICE_CHARS = 16384
 # region, origin/insert/wrap modes, cursor visibility, cursor-key and keypad
 # modes and the G0 charset, then clear and home. Mouse reporting, bracketed
 # paste and focus events, which avt does not track, the pane adds itself
-# (mux.terminal.modes).
+# (mux.protocol.modes).
 REPAINT_RESET = (
     "\x1b[?1047l\x1b[0m\x1b[r\x1b[?6l\x1b[4l\x1b[?7h\x1b[?25h\x1b[?1l\x1b>\x1b(B\x1b[H\x1b[2J"
 )
