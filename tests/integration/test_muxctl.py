@@ -432,6 +432,36 @@ def test_rename_window(service: Service) -> None:
     assert missing.returncode == 2 and "no window 999" in missing.stderr
 
 
+def title_seen_by_busctl(svc: Service, pane: int) -> str:
+    """The pane's Title property, read by busctl (an independent client)."""
+    argv = ["busctl", f"--address={svc.bus_address}", "--json=short", "get-property"]
+    argv += ["org.mux.Mux1", f"/org/mux/Mux1/pane/{pane}", "org.mux.Mux1.Pane", "Title"]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True, timeout=30).stdout
+    return str(json.loads(out)["data"])
+
+
+def test_title_is_kept_over_the_programs_and_given_back(service: Service) -> None:
+    """A program retitles itself every time it is told to (a line of input); the title set
+    with `muxctl title` stays over it until an empty one gives the title back."""
+    retitler = 'while read t; do printf \'\\033]2;%s\\007set %s\\n\' "$t" "$t"; done'
+    pane = spawn(service, "--", "sh", "-c", retitler)
+    service.call("SendInput", "tay", [pane, b"first\n"])
+    wait_for(lambda: title_seen_by_busctl(service, pane) == "first", what="the program's title")
+    shown = json.loads(ok(service.muxctl("title", "--json", str(pane), "mine \x1b[31m")))
+    assert shown == {"id": pane, "title": "mine [31m"}  # (controls dropped, as a program's)
+    assert title_seen_by_busctl(service, pane) == "mine [31m"
+    service.call("SendInput", "tay", [pane, b"second\n"])
+    service.call("SendInput", "tay", [pane, b"third\n"])
+    service.wait_screen(pane, "set third")  # (the title it set just before)
+    assert ls_json(service)[pane]["title"] == "mine [31m"
+    assert ok(service.muxctl("title", str(pane), "")) == ""
+    wait_for(lambda: title_seen_by_busctl(service, pane) == "third", what="the program's again")
+    too_long = service.muxctl("title", str(pane), "x" * 2000)
+    assert too_long.returncode == 2 and "title" in too_long.stderr, too_long.stderr
+    missing = service.muxctl("title", "999", "x")
+    assert missing.returncode != 0 and "999" in missing.stderr
+
+
 def test_capture_human_and_json(service: Service) -> None:
     pane = spawn(service, "--", "sh", "-c", 'printf "line-one\\n  line-two\\n"; exec sleep 60')
     out = wait_capture(service, pane, "line-two")

@@ -119,3 +119,22 @@ def test_a_snapshot_replays_a_pending_replay_or_an_allowed_running_command() -> 
         4,
     )
     assert shell.snapshot_replay(["less"], shell_launch=False, checkpoint_generation=4) is None
+
+
+def test_a_title_set_is_kept_over_the_programs_and_given_back_empty() -> None:
+    shell = tracker()
+    feed(shell, b"\x1b]2;vim\x07")
+    assert shell.set_title("edit\x1b[31m") == ShellReaction(changed=TITLE_CHANGED)
+    assert (shell.title, shell.title_explicit) == ("edit[31m", True)
+    assert feed(shell, b"\x1b]2;less\x07") == []  # the program's, noted, not shown
+    assert shell.set_title("edit[31m") is None  # the same: nothing to tell
+    assert shell.set_title("") == ShellReaction(changed=TITLE_CHANGED)
+    assert (shell.title, shell.title_explicit) == ("less", False)
+    assert feed(shell, b"\x1b]2;top\x07") == [ShellReaction(changed=TITLE_CHANGED)]
+
+
+def test_a_title_given_back_before_the_program_set_one_stays_until_it_does() -> None:
+    shell = tracker(title_explicit=True)
+    assert shell.set_title("") is None
+    assert (shell.title, shell.title_explicit) == ("bash", False)
+    assert feed(shell, b"\x1b]2;vim\x07") == [ShellReaction(changed=TITLE_CHANGED)]

@@ -18,6 +18,7 @@ VERBS = (
     "windows",
     "rename-window",
     "resize-pane",
+    "title",
     "new",
     "attach",
     "kill",

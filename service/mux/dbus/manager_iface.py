@@ -34,7 +34,13 @@ from mux.protocol.names import (
     pane_path,
 )
 from mux.protocol.signals import parse_signal
-from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS, check_size, parse_spawn_options
+from mux.protocol.spawn_options import (
+    MAX_COLS,
+    MAX_ROWS,
+    check_size,
+    pane_title,
+    parse_spawn_options,
+)
 from mux.system.worker_threads import off_the_loop
 
 if TYPE_CHECKING:
@@ -155,6 +161,12 @@ class ManagerInterface(RestoreMethods):
     def Resize(self, pane_id: int, rows: int, cols: int) -> None:
         size = check_size("rows", rows, MAX_ROWS), check_size("cols", cols, MAX_COLS)
         self._use(pane_id).resize(*size)
+
+    @manager_method
+    @replies_with_dbus_errors
+    def SetTitle(self, pane_id: int, title: str) -> None:
+        """The pane's title, kept over the program's own; "": the program's again."""
+        self._use(pane_id).set_title(pane_title(title))
 
     @manager_method
     @replies_with_dbus_errors

@@ -196,6 +196,10 @@ class Pane:
     def title_explicit(self) -> bool:
         return self.shell.title_explicit
 
+    def set_title(self, title: str) -> None:
+        """A title of the user's (SetTitle), kept over the program's; "": the program's."""
+        self._react(self.shell.set_title(title))
+
     def set_program_title(self, title: str) -> None:
         """A title as if the program had set it (OSC 0/2): observers hear of it."""
         self._react(self.shell.program_title(title))

@@ -57,6 +57,7 @@ class ShellTracker:
         # restored or handed over from an older muxd): none keeps C0, DEL or C1.
         self.title = without_controls(title)
         self.title_explicit = title_explicit
+        self._program_title: str | None = None  # the last the program set, explicit or not
         self.cwd = cwd.path
         self.cwd_source: CwdSource = cwd.source
         self.cwd_captured_at = cwd.captured_at
@@ -89,7 +90,20 @@ class ShellTracker:
     def program_title(self, title: str) -> ShellReaction | None:
         """A title the program set (or had set, before a restore): an explicit one stays."""
         title = without_controls(title)
+        self._program_title = title
         if self.title_explicit or title == self.title:
+            return None
+        self.title = title
+        return ShellReaction(changed=TITLE_CHANGED)
+
+    def set_title(self, title: str) -> ShellReaction | None:
+        """An explicit title (kept over the program's); "": none, the program's last
+        title again (if it set none, the title stays until it does)."""
+        title = without_controls(title)
+        self.title_explicit = bool(title)
+        if not title:
+            title = self._program_title if self._program_title is not None else self.title
+        if title == self.title:
             return None
         self.title = title
         return ShellReaction(changed=TITLE_CHANGED)

@@ -19,6 +19,7 @@ MANAGER_METHODS: Final[dict[str, MethodSignature]] = {
     "Signal": MethodSignature("ts", ""),
     "SendInput": MethodSignature("tay", ""),
     "Resize": MethodSignature("tqq", ""),
+    "SetTitle": MethodSignature("ts", ""),
     "GetScreen": MethodSignature("t", "as"),
     "GetHistory": MethodSignature("tu", "as"),
     "ListPanes": MethodSignature("", "aa{sv}"),

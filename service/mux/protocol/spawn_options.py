@@ -59,6 +59,16 @@ OPTION_TYPES: Mapping[str, tuple[str, str]] = {
 }
 
 
+def pane_title(title: str) -> str:
+    """A pane's title as Spawn or SetTitle gives it, checked (no NUL, at most
+    MAX_TITLE_BYTES) and, as a program's OSC 0/2 title, without C0, DEL and C1 (bidi
+    controls stay)."""
+    _check_text("title", title)
+    if len(title.encode()) > MAX_TITLE_BYTES:
+        raise InvalidArgument(f"option 'title' is longer than {MAX_TITLE_BYTES} bytes")
+    return without_controls(title)
+
+
 def _check_text(name: str, value: str) -> None:
     if "\x00" in value:
         raise InvalidArgument(f"option '{name}' must not contain NUL characters")
@@ -124,14 +134,7 @@ def parse_spawn_options(options: Mapping[str, tuple[str, object]]) -> SpawnReque
         if not posixpath.isabs(cwd):
             raise InvalidArgument(f"option 'cwd' must be an absolute path, got {cwd!r}")
 
-    title: str | None = None
-    if "title" in values:
-        title = str(values["title"])
-        _check_text("title", title)
-        if len(title.encode()) > MAX_TITLE_BYTES:
-            raise InvalidArgument(f"option 'title' is longer than {MAX_TITLE_BYTES} bytes")
-        # As a program's OSC 0/2 title: C0, DEL and C1 are dropped (bidi controls stay).
-        title = without_controls(title)
+    title = pane_title(str(values["title"])) if "title" in values else None
 
     env = _check_env(values.get("env", {}))  # type: ignore[arg-type]
     rows = values.get("rows")
