@@ -22,12 +22,8 @@ def status_text(
     home: str | None = None,
 ) -> str:
     """`windows`, `panes`: ListWindows and ListPanes entries with plain values."""
-    parts = []
-    for index, window in enumerate(sorted(windows, key=lambda w: int(w["id"]))):
-        name = visible(str(window.get("title") or "")) or window_name(window, panes)
-        mark = ("*" + ("Z" if zoomed else "")) if int(window["id"]) == shown else ""
-        parts.append(f"{index}:{name}{mark}")
-    line = " " + " ".join(parts)
+    parts = window_parts(windows, shown, panes, zoomed=zoomed)
+    line = " " + " ".join(part for _, part in parts)
     pane = next((p for p in panes if int(p["id"]) == focus), None)
     if pane is not None:
         title = visible(str(pane.get("title") or "")) or program_name(pane)
@@ -38,6 +34,34 @@ def status_text(
     if state:
         line += f"  │ {state}"
     return line
+
+
+def window_parts(
+    windows: Sequence[Mapping[str, Any]],
+    shown: int,
+    panes: Sequence[Mapping[str, Any]],
+    *,
+    zoomed: bool = False,
+) -> list[tuple[int, str]]:
+    """Each window's id and what the status line says of it (`0:build*`), in order."""
+    parts = []
+    for index, window in enumerate(sorted(windows, key=lambda w: int(w["id"]))):
+        name = visible(str(window.get("title") or "")) or window_name(window, panes)
+        mark = ("*" + ("Z" if zoomed else "")) if int(window["id"]) == shown else ""
+        parts.append((int(window["id"]), f"{index}:{name}{mark}"))
+    return parts
+
+
+def window_at(parts: Sequence[tuple[int, str]], col: int) -> int | None:
+    """The window whose part of the status line is at column `col` (0-based); None when
+    that column is on none of them."""
+    start = 1  # (the line starts with a space)
+    for window, part in parts:
+        end = start + cells(part)
+        if start <= col < end:
+            return window
+        start = end + 1
+    return None
 
 
 def window_name(window: Mapping[str, Any], panes: Sequence[Mapping[str, Any]]) -> str:
@@ -64,12 +88,21 @@ def fit(text: str, width: int) -> str:
     marks none), so that the line never reaches past where it is meant to end."""
     out, used = [], 0
     for char in text:
-        cells = 0 if unicodedata.combining(char) else 2 if _wide(char) else 1
-        if used + cells > width:
+        width_of = _cells(char)
+        if used + width_of > width:
             break
         out.append(char)
-        used += cells
+        used += width_of
     return "".join(out) + " " * (width - used)
+
+
+def cells(text: str) -> int:
+    """The cells `text` takes, as `fit` counts them."""
+    return sum(_cells(char) for char in text)
+
+
+def _cells(char: str) -> int:
+    return 0 if unicodedata.combining(char) else 2 if _wide(char) else 1
 
 
 def _wide(char: str) -> bool:

@@ -66,6 +66,13 @@ class ViewCommands:
             return Done(bell=True)
         return self._show(chosen.window, chosen.pane)
 
+    def show_window(self, window: int) -> Done:
+        """Window `window` shown (a click on it in the status line), as it is focused."""
+        if window == self._shown.window:
+            return Done()
+        self._copy.end()
+        return self._show(window, 0)
+
     def focus(self, pane: int) -> Done:
         """`pane` of the window shown takes the focus (a click on it); a mode over
         another pane ends."""

@@ -1,6 +1,7 @@
 """The mouse in the window view (docs/windows.md#the-mouse), as tmux's `mouse on`: a
 click focuses the pane under it, a border dragged resizes the split, the wheel scrolls
-back through the pane's history (copy mode, ended by scrolling back down). A program
+back through the pane's history (copy mode, ended by scrolling back down), a click on
+a window of the status line shows it. A program
 that asked for the mouse (vim's `mouse=a`, htop, mc) gets the events over its pane
 instead, in its region's coordinates; one on the alternate screen that did not (less,
 man) gets the wheel as arrow keys, as xterm's alternateScroll."""
@@ -11,6 +12,7 @@ from mux.protocol.modes import ScreenModes
 from mux.protocol.regions import Border, Rect
 from muxctl.mouse import LEFT, WHEEL_UP, MouseEvent, for_program
 from muxctl.pane_links import PaneLinks
+from muxctl.status_line import window_at
 from muxctl.view_commands import Done, ViewCommands
 from muxctl.view_copy import ViewCopy
 from muxctl.view_state import Shown
@@ -72,8 +74,14 @@ class ViewMouse:
         return None
 
     def _off_panes(self, event: MouseEvent, cell: tuple[int, int]) -> Done | None:
-        """On no pane: a press on a border starts dragging it (not while zoomed)."""
-        regions = self._shown.regions
+        """On no pane: a press on a border starts dragging it (not while zoomed); one on a
+        window of the status line shows that window."""
+        shown = self._shown
+        regions = shown.regions
+        on_status = shown.status_parts and cell[0] == shown.size[0] - 1
+        if event.press and event.button == LEFT and on_status:
+            window = window_at(shown.status_parts, cell[1])
+            return self._commands.show_window(window) if window is not None else None
         if event.press and event.button == LEFT and regions is not None:
             border = border_under(regions, cell) if self._shown.zoomed is None else None
             if border is not None:

@@ -18,6 +18,7 @@ class Shown:
     zoomed: int | None = None  # the pane filling the view (the view's own, not muxd's)
     last_window: int | None = None  # the one shown before (`l`)
     regions: Regions | None = field(default=None, repr=False)
+    status_parts: list[tuple[int, str]] = field(default_factory=list)  # (a click's)
 
     @property
     def pane(self) -> int:

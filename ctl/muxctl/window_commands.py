@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from mux.protocol.layout import Node, from_data, move_border, panes_of, to_json
 from muxctl.errors import CtlError
 from muxctl.prefix_keys import WINDOW_SWITCHES
-from muxctl.status_line import status_text
+from muxctl.status_line import status_text, window_parts
 from muxctl.view_question import Asked
 from muxctl.wire import Variant
 
@@ -154,12 +154,14 @@ def status_of(
     windows: list[dict[str, Any]],
     shown: tuple[int, int, bool],
     state: str,
-) -> str:
-    """The status line of the view showing `shown`: (window, focused pane, zoomed)."""
+) -> tuple[str, list[tuple[int, str]]]:
+    """The status line of the view showing `shown`: (window, focused pane, zoomed); and
+    each window's id and part of it (for a click on it)."""
     window, focus, zoomed = shown
     panes = plain_entries(client, "ListPanes")
     home = os.environ.get("HOME")
-    return status_text(windows, window, panes, focus, zoomed=zoomed, state=state, home=home)
+    text = status_text(windows, window, panes, focus, zoomed=zoomed, state=state, home=home)
+    return text, window_parts(windows, window, panes, zoomed=zoomed)
 
 
 RESIZE_CELLS = 5  # what Alt and an arrow move a border by, as tmux's M-arrow

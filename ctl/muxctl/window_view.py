@@ -112,7 +112,8 @@ class WindowView:
         if self._status:
             state = "reattaching after an upgrade" if self._links.reattaching else ""
             status = (shown.window, shown.pane, shown.zoomed is not None)
-            self._screen.set_status(status_of(self._client, windows, status, state))
+            text, shown.status_parts = status_of(self._client, windows, status, state)
+            self._screen.set_status(text)
         self._arrange()
 
     def _arrange(self) -> None:

@@ -126,3 +126,16 @@ def test_mouse_false_leaves_the_mouse_to_the_terminal(service: Service, outer: O
     outer.send_keys(view, "C-b", "z")  # (a command done: the view is running)
     outer.wait_shown(view, "Z")
     assert not mouse_asked(outer, view)
+
+
+def test_a_click_on_the_status_line_shows_that_window(service: Service, outer: OuterTmux) -> None:
+    _window, left, _right = side_by_side(service)
+    other = service.spawn(BASH, env={"PS1": "other$ "})
+    view = outer.open(outer.muxctl_line("attach", str(left)), rows=24, cols=81)
+    status = outer.wait_shown(view, "1:bash").split("\n")[23]
+    column = status.index(" 1:bash") + 2  # (1-based, on the "1")
+    outer.send_keys(view, "-l", report(0, 24, column) + report(0, 24, column, "m"))
+    outer.wait_shown(view, "other$")
+    outer.wait_shown(view, "1:bash*")
+    assert "left$" not in outer.capture(view)
+    assert service.panes()[other]["cols"] == 81

@@ -1,7 +1,7 @@
 """The window view's status line text (muxctl.status_line), from plain ListWindows and
 ListPanes values."""
 
-from muxctl.status_line import fit, status_text
+from muxctl.status_line import fit, status_text, window_at, window_parts
 
 WINDOWS = [
     {"id": 7, "title": "", "focused_pane": 9},
@@ -31,3 +31,23 @@ def test_fit_counts_cells() -> None:
     assert fit("ab", 4) == "ab  "
     assert fit("日本語", 5) == "日本 ", "a wide character that does not fit is left out"
     assert fit("e\u0301x", 2) == "e\u0301x"
+
+
+def test_a_column_names_the_window_written_there() -> None:
+    wide = [*WINDOWS, {"id": 12, "title": "日本", "focused_pane": 4}]
+    parts = window_parts(wide, 3, PANES)
+    line = status_text(wide, 3, PANES, 4)
+    assert line.startswith(" " + " ".join(part for _, part in parts))
+    # " 0:build\x1b]2;x\x07* 1:vim 2:日本": 0 from column 1, 1 from 22, 2 from 28.
+    assert [window_at(parts, col) for col in (0, 1, 20, 21, 22, 26, 27, 28, 33, 34)] == [
+        None,
+        3,
+        3,
+        None,
+        7,
+        7,
+        None,
+        12,
+        12,
+        None,
+    ]
