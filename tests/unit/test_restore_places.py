@@ -13,7 +13,7 @@ from mux.protocol.names import EXIT_STATUS_NOT_STARTED
 from mux.protocol.spawn_options import LaunchKind, SpawnRequest
 from mux.protocol.window_options import WindowUpdate
 from mux.state.capture import capture_session
-from mux.state.restore import restore_session
+from mux.state.restore import restore_order, restore_session
 from mux.state.restore_layout import saved_layout
 from mux.state.schema import Session
 from mux.system.proctree import start_ticks
@@ -152,3 +152,20 @@ def test_a_place_holder_never_lingers_and_leaves_nothing_to_wait_for(tmp_path: P
         assert len(table.windows) == 0
 
     with_table(tmp_path, test, exited_pane_linger_seconds=0.5)
+
+
+def test_the_restore_order_is_the_order_restore_takes_panes_in(tmp_path: Path) -> None:
+    """Contents are read ahead in this order (mux.lifecycle.contents_keeper): window by
+    window, each in its layout's order, whatever order the panes were saved in."""
+
+    async def test(table: PaneTable, loop: SteeredLoop) -> None:
+        lone = table.spawn(_request("sleep", "619"))
+        _three_in_a_window(table, "sleep")
+        session = capture_session(table, 1)
+        session = session.model_copy(update={"panes": list(reversed(session.panes))})
+        order = [pane.argv[-1] for pane in restore_order(session)]
+        assert order == ["619", "620", "621", "622"]
+        assert [p.id for p in restore_order(session, {lone.id})] == [lone.id]
+        await _close_all(table)
+
+    with_table(tmp_path, test)

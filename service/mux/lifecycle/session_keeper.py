@@ -26,7 +26,7 @@ from mux.protocol.restore_problems import UnrestoredPane
 from mux.resurrection.checkpoints import CheckpointStore
 from mux.state.autosaver import Autosaver, Stopped
 from mux.state.capture import CaptureSteps, SnapshotCache, capture_steps
-from mux.state.restore import RestoreChoices, RestoreProblem, restore_session
+from mux.state.restore import RestoreChoices, RestoreProblem, restore_order, restore_session
 from mux.state.schema import PaneSnapshot, Session
 from mux.state.session_file import SnapshotRefused, read_session
 from mux.system.durable import DurableWriteError, remove_stale_temporaries
@@ -141,7 +141,27 @@ class SessionKeeper:
         supervisor.extend_timeout(RESTORE_TIMEOUT_SECONDS)
         home = os.environ.get("HOME") or os.path.expanduser("~")
         wanted = set(only) if only is not None else None
-        problems = restore_session(
+        if self.contents is not None:
+            self.contents.read_ahead(restore_order(saved, wanted))
+        try:
+            problems = self._restore(saved, home, wanted, held)
+        finally:
+            if self.contents is not None:
+                self.contents.end_read_ahead()
+        self._problems = [*self._problems, *problems] if only is not None else problems
+        waiting = sorted(self._table.held.ids())
+        log.info(
+            "restored %d of %d panes from snapshot generation %d%s",
+            len(wanted if wanted is not None else saved.panes) - len(problems),
+            len(wanted if wanted is not None else saved.panes),
+            saved.generation,
+            f"; {len(waiting)} wait to be started: {_id_ranges(waiting)}" if waiting else "",
+        )
+
+    def _restore(
+        self, saved: Session, home: str, wanted: set[int] | None, held: Sequence[int]
+    ) -> list[RestoreProblem]:
+        return restore_session(
             self._table,
             saved,
             home,
@@ -150,15 +170,6 @@ class SessionKeeper:
             choices=replace(
                 restore_choices(self._settings, self.contents), still_held=frozenset(held)
             ),
-        )
-        self._problems = [*self._problems, *problems] if only is not None else problems
-        held = sorted(self._table.held.ids())
-        log.info(
-            "restored %d of %d panes from snapshot generation %d%s",
-            len(wanted if wanted is not None else saved.panes) - len(problems),
-            len(wanted if wanted is not None else saved.panes),
-            saved.generation,
-            f"; {len(held)} wait to be started: {_id_ranges(held)}" if held else "",
         )
 
     def start_saving(self, loop: asyncio.AbstractEventLoop, saved: Session | None) -> None:
