@@ -19,6 +19,8 @@ from collections.abc import Iterable
 # avt re-exports Vt without declaring it; its typed home is avt._avt.
 from avt._avt import Cell, Color, Line, Pen, Vt
 
+from mux.protocol.combining import composed
+from mux.protocol.dec_graphics import GraphicsTranslator
 from mux.protocol.modes import ScreenModes
 from mux.protocol.regions import Rect, Regions, border_cells, focus_border_cells
 from muxctl.status_line import fit
@@ -124,7 +126,7 @@ def row_form(cells: Iterable[Cell], width: int) -> str:
 class _Pane:
     """One pane's emulator, its decoder, and the rows last drawn of it."""
 
-    __slots__ = ("cover", "decoder", "drawn", "modes", "rect", "vt")
+    __slots__ = ("cover", "decoder", "drawn", "graphics", "modes", "rect", "vt")
 
     def __init__(self, rect: Rect) -> None:
         self.rect = rect
@@ -132,6 +134,7 @@ class _Pane:
         self.cover: Cover | None = None  # drawn instead of the screen (copy mode)
         self.vt = self._blank()
         self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.graphics = GraphicsTranslator()  # (as muxd's screens: xterm's glyphs)
         self.drawn: dict[int, str] = {}  # region row -> its form as last drawn
 
     def _blank(self) -> Vt:
@@ -141,6 +144,7 @@ class _Pane:
     def reset(self) -> None:
         self.vt = self._blank()
         self.decoder.reset()
+        self.graphics = GraphicsTranslator()
         self.modes = ScreenModes()
 
     def resize(self, rect: Rect) -> None:
@@ -165,7 +169,7 @@ class _Pane:
 
     def feed(self, data: bytes) -> None:
         self.modes.feed(data)
-        text = self.decoder.decode(data)
+        text = composed(self.graphics.translate(self.decoder.decode(data)))
         try:
             for start in range(0, len(text), FEED_SLICE_CHARS):
                 self.vt.feed_str(text[start : start + FEED_SLICE_CHARS])

@@ -7,7 +7,7 @@ tmux is no referee here: `capture-pane -p` gives back the ASCII a program printe
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mux.terminal.dec_graphics import GraphicsTranslator
+from mux.protocol.dec_graphics import GraphicsTranslator
 from mux.terminal.screen import Screen
 
 G0_GRAPHICS, G0_ASCII, G1_GRAPHICS, SO, SI = "\x1b(0", "\x1b(B", "\x1b)0", "\x0e", "\x0f"

@@ -13,8 +13,8 @@ from mux.protocol.names import EXIT_STATUS_NOT_STARTED
 from mux.protocol.spawn_options import LaunchKind, SpawnRequest
 from mux.protocol.window_options import WindowUpdate
 from mux.state.capture import capture_session
-from mux.state.restore import restore_order, restore_session
-from mux.state.restore_layout import saved_layout
+from mux.state.restore import restore_session
+from mux.state.restore_layout import restore_order, saved_layout
 from mux.state.schema import Session
 from mux.system.proctree import start_ticks
 from tests.loop_support import until

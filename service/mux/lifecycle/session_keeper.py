@@ -26,7 +26,8 @@ from mux.protocol.restore_problems import UnrestoredPane
 from mux.resurrection.checkpoints import CheckpointStore
 from mux.state.autosaver import Autosaver, Stopped
 from mux.state.capture import CaptureSteps, SnapshotCache, capture_steps
-from mux.state.restore import RestoreChoices, RestoreProblem, restore_order, restore_session
+from mux.state.restore import RestoreChoices, RestoreProblem, restore_session
+from mux.state.restore_layout import restore_order
 from mux.state.schema import PaneSnapshot, Session
 from mux.state.session_file import SnapshotRefused, read_session
 from mux.system.durable import DurableWriteError, remove_stale_temporaries
@@ -141,10 +142,18 @@ class SessionKeeper:
         supervisor.extend_timeout(RESTORE_TIMEOUT_SECONDS)
         home = os.environ.get("HOME") or os.path.expanduser("~")
         wanted = set(only) if only is not None else None
+        choices = restore_choices(self._settings, self.contents)
         if self.contents is not None:
             self.contents.read_ahead(restore_order(saved, wanted))
         try:
-            problems = self._restore(saved, home, wanted, held)
+            problems = restore_session(
+                self._table,
+                saved,
+                home,
+                self._checkpoints,
+                only=wanted,
+                choices=replace(choices, still_held=frozenset(held)),
+            )
         finally:
             if self.contents is not None:
                 self.contents.end_read_ahead()
@@ -156,20 +165,6 @@ class SessionKeeper:
             len(wanted if wanted is not None else saved.panes),
             saved.generation,
             f"; {len(waiting)} wait to be started: {_id_ranges(waiting)}" if waiting else "",
-        )
-
-    def _restore(
-        self, saved: Session, home: str, wanted: set[int] | None, held: Sequence[int]
-    ) -> list[RestoreProblem]:
-        return restore_session(
-            self._table,
-            saved,
-            home,
-            self._checkpoints,
-            only=wanted,
-            choices=replace(
-                restore_choices(self._settings, self.contents), still_held=frozenset(held)
-            ),
         )
 
     def start_saving(self, loop: asyncio.AbstractEventLoop, saved: Session | None) -> None:

@@ -32,7 +32,6 @@ from mux.panes.replay import CommandReplay, replayable
 from mux.panes.restored_marker import restored_marker
 from mux.panes.table import PaneTable
 from mux.protocol.errors import MuxError, NoSuchPane
-from mux.protocol.layout import Node, panes_of
 from mux.protocol.spawn_options import LaunchKind, SpawnRequest
 from mux.protocol.visible import visible
 from mux.resurrection.checkpoints import (
@@ -40,7 +39,7 @@ from mux.resurrection.checkpoints import (
     CheckpointQuarantined,
     CheckpointStore,
 )
-from mux.state.restore_layout import lay_out, saved_layout, window_of_readopted
+from mux.state.restore_layout import lay_out, layout_order, saved_layout, window_of_readopted
 from mux.state.schema import PaneSnapshot, Session
 from mux.system.proctree import start_ticks
 
@@ -149,7 +148,7 @@ def restore_session(
     problems: list[RestoreProblem] = []
     for window in session.windows:
         layout = saved_layout(window)
-        order = _order(layout, only)
+        order = layout_order(layout, only)
         if not order:
             continue
         # After a crash, into the window of its re-adopted panes; from the history, never.
@@ -172,22 +171,6 @@ def restore_session(
                 placed[pane_id], live_window = restored.id, restored.window
         lay_out(table, window, layout, placed, live_window, readopted=choices.keep_ids)
     return problems
-
-
-def restore_order(session: Session, only: set[int] | None = None) -> list[PaneSnapshot]:
-    """The saved panes in the order `restore_session` takes them: window by window, each
-    window's in its layout's order."""
-    panes = {pane.id: pane for pane in session.panes}
-    return [
-        panes[pane]
-        for window in session.windows
-        for pane in _order(saved_layout(window), only)
-        if pane in panes
-    ]
-
-
-def _order(layout: Node, only: set[int] | None) -> list[int]:
-    return [pane for pane in panes_of(layout) if only is None or pane in only]
 
 
 @dataclass(frozen=True)

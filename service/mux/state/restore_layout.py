@@ -3,7 +3,7 @@ into, and their places once they are back (mux.state.restore)."""
 
 from mux.panes.table import PaneTable
 from mux.protocol.layout import Leaf, Node, Split, panes_of, with_panes_renamed, without_pane
-from mux.state.schema import LayoutNode, WindowSnapshot
+from mux.state.schema import LayoutNode, PaneSnapshot, Session, WindowSnapshot
 
 
 def saved_layout(window: WindowSnapshot) -> Node:
@@ -55,3 +55,19 @@ def window_of_readopted(table: PaneTable, layout: Node, restoring: set[int]) -> 
             if window is not None:
                 return window
     return 0
+
+
+def restore_order(session: Session, only: set[int] | None = None) -> list[PaneSnapshot]:
+    """The saved panes in the order `restore_session` takes them: window by window, each
+    window's in its layout's order."""
+    panes = {pane.id: pane for pane in session.panes}
+    return [
+        panes[pane]
+        for window in session.windows
+        for pane in layout_order(saved_layout(window), only)
+        if pane in panes
+    ]
+
+
+def layout_order(layout: Node, only: set[int] | None) -> list[int]:
+    return [pane for pane in panes_of(layout) if only is None or pane in only]

@@ -24,10 +24,11 @@ import logging
 from collections.abc import Iterable, Iterator
 
 import wcwidth
-
-# avt re-exports these without declaring them; their typed home is avt._avt.
 from avt._avt import Line, Vt
 
+# avt re-exports these without declaring them; their typed home is avt._avt.
+from mux.protocol.combining import composed
+from mux.protocol.dec_graphics import GraphicsTranslator
 from mux.terminal.styled_rows import SGR_RESET, row_text, styled_rows
 
 log = logging.getLogger(__name__)
@@ -89,7 +90,9 @@ def _history_rows(
     if cut:
         history = history[history.find(b"\n") + 1 :] if b"\n" in history else b""
     scratch = Vt(cols, rows, scrollback_limit=max_lines)
-    text = codecs.decode(history, "utf-8", errors="replace")
+    # As the pane's screen was fed (mux.terminal.screen): xterm's DEC graphics glyphs,
+    # combining marks composed.
+    text = composed(GraphicsTranslator().translate(codecs.decode(history, "utf-8", "replace")))
     if not _fed(scratch, text + _LEAVE_ALTERNATE_SCREEN):
         return []
     lines = scratch.lines()

@@ -23,7 +23,8 @@ from typing import TypeVar
 # avt re-exports Vt without declaring it; its typed home is avt._avt.
 from avt._avt import Vt
 
-from mux.terminal.dec_graphics import GraphicsTranslator
+from mux.protocol.combining import composed
+from mux.protocol.dec_graphics import GraphicsTranslator
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +51,17 @@ _REPEATED = re.compile(r"(.)(?:\x1b\[|\x9b)(\d{1,5})b", re.DOTALL)
 # avt reports its internal failures as Rust panics, which reach Python as
 # pyo3's PanicException: a BaseException. Only these pass through untouched.
 _CONTROL_FLOW = (KeyboardInterrupt, SystemExit, GeneratorExit)
+
+
+def _emulator(cols: int, rows: int) -> Vt:
+    """An emulator of the screen, and of as many lines above it as it has rows: the
+    history is the raw-byte ring's (`Scrollback`), and an emulator line costs ~2 KiB,
+    but a resize re-wraps what is on the screen and what just left it (a line wrapped
+    in a narrowed pane comes back whole when it is widened), and a screen grown taller
+    shows the lines above it again, as tmux does. (What a hibernated screen's dump
+    holds is the screen only: after it wakes, the lines above it are those printed
+    since.)"""
+    return Vt(cols, rows, scrollback_limit=rows)
 
 
 def _feed_in_slices(vt: Vt, text: str) -> None:
@@ -84,9 +96,7 @@ class Screen:
     def _live(self) -> Vt:
         vt = self._vt
         if vt is None:
-            # Scrollback lives in the raw-byte ring (`Scrollback`); emulator
-            # lines cost about 2 KiB each, so the emulator keeps only the screen.
-            vt = self._vt = Vt(self._cols, self._rows, scrollback_limit=0)
+            vt = self._vt = _emulator(self._cols, self._rows)
             if self._dump:
                 vt.feed_str(self._dump)
                 self._dump = ""
@@ -105,7 +115,7 @@ class Screen:
             raise
         except BaseException as e:
             log.error("the terminal emulator failed (%s); the screen was reset", e)
-            self._vt = Vt(self._cols, self._rows, scrollback_limit=0)
+            self._vt = _emulator(self._cols, self._rows)
             self._dump = ""
             return fallback()
 
@@ -140,7 +150,7 @@ class Screen:
             self._vt = None
 
     def feed(self, data: bytes) -> None:
-        text = self._graphics.translate(self._decoder.decode(data))
+        text = composed(self._graphics.translate(self._decoder.decode(data)))
         # avt is markedly slower on very long strings (55 MB/s at 256 KiB against
         # 74 MB/s at 16 KiB, measured): feed large batches in slices.
         if text:
@@ -154,7 +164,7 @@ class Screen:
         self._rows, self._cols = rows, cols
         if self._vt is not None and self._vt.size != (cols, rows):
             # The emulator failed and was reset, blank, at the old size.
-            self._vt = Vt(cols, rows, scrollback_limit=0)
+            self._vt = _emulator(cols, rows)
 
     def lines(self) -> list[str]:
         """The visible screen, one string a row, trailing blanks trimmed."""
