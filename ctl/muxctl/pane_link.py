@@ -47,8 +47,12 @@ PaneEvent = PaneOutput | PaneAttached | PaneEnded | PaneInterrupted
 
 
 class PaneLink:
-    def __init__(self, socket_path: Path, pane: int, size: tuple[int, int]) -> None:
+    def __init__(
+        self, socket_path: Path, pane: int, size: tuple[int, int], *, read_only: bool = False
+    ) -> None:
+        """`read_only`: it watches (HELLO says so): muxd takes no input and no size of it."""
         self.pane = pane
+        self._read_only = read_only
         self._path = socket_path
         self._size = size
         self._sock: socket.socket | None = None
@@ -64,7 +68,8 @@ class PaneLink:
         sock.setblocking(False)
         self._sock = sock
         rows, cols = self._size
-        for frame in (proto.Hello(), proto.Resize(rows, cols), proto.Attach(self.pane)):
+        hello = proto.Hello(read_only=self._read_only)
+        for frame in (hello, proto.Resize(rows, cols), proto.Attach(self.pane)):
             self.say(frame)
 
     def fileno(self) -> int:

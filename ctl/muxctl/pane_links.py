@@ -14,8 +14,9 @@ Size = tuple[int, int]
 
 
 class PaneLinks:
-    def __init__(self, socket_path: Path) -> None:
+    def __init__(self, socket_path: Path, *, read_only: bool = False) -> None:
         self._path = socket_path
+        self.read_only = read_only  # every link only watches
         self._links: dict[int, PaneLink] = {}
         self._to_reattach: dict[int, Size] = {}  # cut by an upgrade: pane -> its size
         self.reattach_until: float | None = None  # an upgrade is under way until then
@@ -32,7 +33,7 @@ class PaneLinks:
 
     def open(self, pane: int, size: Size) -> None:
         """A link to `pane` (0: the last used pane, named once attached: `named`)."""
-        link = PaneLink(self._path, pane, size)
+        link = PaneLink(self._path, pane, size, read_only=self.read_only)
         link.connect()
         self._links[pane] = link
 

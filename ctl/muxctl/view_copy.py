@@ -11,8 +11,9 @@ from muxctl.chooser import Chooser, Chosen, choices
 from muxctl.clipboard import PasteBuffer, clipboard_sequence
 from muxctl.copy_mode import Copied, CopyMode, ModeKeys
 from muxctl.key_reader import KeyReader
+from muxctl.pane_screen import Cover
 from muxctl.window_commands import plain_entries
-from muxctl.window_screen import Cover, WindowScreen
+from muxctl.window_screen import WindowScreen
 
 if TYPE_CHECKING:
     from muxctl.client import MuxClient

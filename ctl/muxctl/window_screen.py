@@ -2,183 +2,36 @@
 region of the terminal, the border lines between regions (docs/windows.md#the-window-view).
 
 Each pane's output is a byte stream for a terminal of its region's size; it is fed to
-an emulator of this client's (avt, used directly: muxctl may not import mux.terminal),
-and `render` turns what changed on those screens into escape sequences for the real
-terminal. The client composes, not muxd: each client pays for its own rendering (one
-emulator per pane it shows, the diffing, the drawing) and muxd stays lean, only relaying
-output as it does for one pane.
+an emulator of this client's (muxctl.pane_screen), and `render` turns what changed on
+those screens into escape sequences for the real terminal. The client composes, not
+muxd: each client pays for its own rendering (one emulator per pane it shows, the
+diffing, the drawing) and muxd stays lean, only relaying output as it does for one pane.
 
 The drawing never writes outside the terminal, nor in the last column of its last row
 (a terminal may scroll when that cell is written). Every run of coloured cells ends with
 a reset, so between two renders the terminal's pen is the default one.
 """
 
-import codecs
-from collections.abc import Iterable
+from collections.abc import Mapping
 
-# avt re-exports Vt without declaring it; its typed home is avt._avt.
-from avt._avt import Cell, Color, Line, Pen, Vt
-
-from mux.protocol.combining import composed
-from mux.protocol.dec_graphics import GraphicsTranslator
 from mux.protocol.modes import ScreenModes
-from mux.protocol.regions import Rect, Regions, border_cells, focus_border_cells
+from mux.protocol.regions import Regions, border_cells, focus_border_cells
+from muxctl.pane_screen import RESET, Cover, PaneScreen, row_form
 from muxctl.status_line import fit
 
-FEED_SLICE_CHARS = 16384  # avt is slower on very long strings (see mux.terminal.screen)
-RESET = "\x1b[0m"
 CLEAR = "\x1b[H\x1b[2J"
 HIDE_CURSOR = "\x1b[?25l"
 SHOW_CURSOR = "\x1b[?25h"
 STATUS_STYLE = "\x1b[0;30;42m"  # black on green, as tmux's status line
 FOCUS_COLOUR = "\x1b[32m"  # green: the focused pane's border
 
-# avt reports its internal failures as Rust panics, which reach Python as pyo3's
-# PanicException: a BaseException. Only these pass through untouched.
-_CONTROL_FLOW = (KeyboardInterrupt, SystemExit, GeneratorExit)
-
 # The cursor as drawn: (row, column) on the terminal, 0-based, and whether it is shown.
 CursorState = tuple[int, int, bool]
-# Rows drawn over a pane's region, and the cursor in the region (copy mode's).
-Cover = tuple[list[str], tuple[int, int]]
 
 
 def cup(row: int, col: int) -> str:
     """Move the cursor to (row, col), 0-based."""
     return f"\x1b[{row + 1};{col + 1}H"
-
-
-def _colour(color: Color | None, base: int) -> str:
-    """SGR parameters of a colour: base 30 for the foreground, 40 for the background."""
-    if isinstance(color, Color.Indexed):
-        index = color[0]
-        if index < 8:
-            return str(base + index)
-        if index < 16:
-            return str(base + 60 + index - 8)
-        return f"{base + 8};5;{index}"
-    if isinstance(color, Color.RGB):
-        return f"{base + 8};2;{color[0]};{color[1]};{color[2]}"
-    return ""
-
-
-def sgr(pen: Pen) -> str:
-    """The SGR sequence selecting `pen` after a reset; "" for the default pen."""
-    if pen.is_default():
-        return ""
-    flags = (
-        (pen.bold, "1"),
-        (pen.faint, "2"),
-        (pen.italic, "3"),
-        (pen.underline, "4"),
-        (pen.blink, "5"),
-        (pen.inverse, "7"),
-        (pen.strikethrough, "9"),
-    )
-    params = [code for on, code in flags if on]
-    params.extend(
-        part
-        for part in (_colour(pen.foreground, 30), _colour(pen.background, 40))
-        if part  # (None: the default colour)
-    )
-    return f"\x1b[{';'.join(params)}m" if params else ""
-
-
-def row_form(cells: Iterable[Cell], width: int) -> str:
-    """One row of cells as drawn in `width` columns: runs of one pen each (a coloured
-    run ends with a reset), clipped to the width (a wide character that would cross
-    the edge becomes a space), padded with default spaces so old content is erased."""
-    parts: list[str] = []
-    run: list[str] = []
-    run_sgr = ""
-    col = 0
-
-    def flush() -> None:
-        if run:
-            text = "".join(run)
-            parts.append(f"{run_sgr}{text}{RESET}" if run_sgr else text)
-            run.clear()
-
-    for cell in cells:
-        if col >= width:
-            break
-        cell_width = cell.width
-        if cell_width == 0:  # the continuation of a wide character
-            continue
-        char = cell.char
-        if cell_width > 1 and col + cell_width > width:
-            char, cell_width = " ", 1
-        cell_sgr = sgr(cell.pen)
-        if cell_sgr != run_sgr:
-            flush()
-            run_sgr = cell_sgr
-        run.append(char)
-        col += cell_width
-    if col < width:
-        if run_sgr:
-            flush()
-            run_sgr = ""
-        run.append(" " * (width - col))
-    flush()
-    return "".join(parts)
-
-
-class _Pane:
-    """One pane's emulator, its decoder, and the rows last drawn of it."""
-
-    __slots__ = ("cover", "decoder", "drawn", "graphics", "modes", "rect", "vt")
-
-    def __init__(self, rect: Rect) -> None:
-        self.rect = rect
-        self.modes = ScreenModes()  # (what the emulator does not say: mouse, alt screen)
-        self.cover: Cover | None = None  # drawn instead of the screen (copy mode)
-        self.vt = self._blank()
-        self.decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self.graphics = GraphicsTranslator()  # (as muxd's screens: xterm's glyphs)
-        self.drawn: dict[int, str] = {}  # region row -> its form as last drawn
-
-    def _blank(self) -> Vt:
-        # The raw output is muxd's to keep: the emulator keeps only the screen.
-        return Vt(max(1, self.rect.cols), max(1, self.rect.rows), scrollback_limit=0)
-
-    def reset(self) -> None:
-        self.vt = self._blank()
-        self.decoder.reset()
-        self.graphics = GraphicsTranslator()
-        self.modes = ScreenModes()
-
-    def resize(self, rect: Rect) -> None:
-        self.rect = rect
-        size = (max(1, rect.cols), max(1, rect.rows))
-        if self.vt.size != size:
-            try:
-                self.vt.resize(*size)
-            except _CONTROL_FLOW:
-                raise
-            except BaseException:
-                self.vt = self._blank()
-
-    def lines(self) -> list[Line]:
-        try:
-            return self.vt.view()
-        except _CONTROL_FLOW:
-            raise
-        except BaseException:
-            self.vt = self._blank()
-            return self.vt.view()
-
-    def feed(self, data: bytes) -> None:
-        self.modes.feed(data)
-        text = composed(self.graphics.translate(self.decoder.decode(data)))
-        try:
-            for start in range(0, len(text), FEED_SLICE_CHARS):
-                self.vt.feed_str(text[start : start + FEED_SLICE_CHARS])
-        except _CONTROL_FLOW:
-            raise
-        except BaseException:
-            # What a program prints must not end the attach (nor is there anywhere to
-            # say so on a terminal being drawn): the pane's screen starts blank.
-            self.vt = self._blank()
 
 
 class WindowScreen:
@@ -189,7 +42,8 @@ class WindowScreen:
         self._size = (max(0, rows), max(0, cols))
         self._regions = Regions({}, ())
         self._focus = -1
-        self._panes: dict[int, _Pane] = {}
+        self._panes: dict[int, PaneScreen] = {}
+        self._screens: dict[int, tuple[int, int]] = {}  # (set_layout's)
         self._borders: dict[tuple[int, int], str] = {}  # the cells drawn, clipped
         self._focus_cells: set[tuple[int, int]] = set()
         self._changed: set[int] = set()  # panes fed or reset since the last render
@@ -205,28 +59,37 @@ class WindowScreen:
         """(rows, cols) of the terminal drawn on."""
         return self._size
 
-    def set_layout(self, regions: Regions, focus: int, size: tuple[int, int]) -> None:
+    def set_layout(
+        self,
+        regions: Regions,
+        focus: int,
+        size: tuple[int, int],
+        screens: Mapping[int, tuple[int, int]] | None = None,
+    ) -> None:
         """A new arrangement (or terminal size rows, cols): emulators are made for new panes,
         resized to their region for the others (a pane no longer in `regions` is dropped);
         everything is drawn again at the next render. The same arrangement and size again
-        changes nothing (a new focus only redraws the borders and moves the cursor)."""
+        changes nothing (a new focus only redraws the borders and moves the cursor).
+        `screens`: panes whose emulator is not their region's size but this (rows, cols)
+        (a read-only view's: the panes keep the size their writers gave them)."""
         size = (max(0, size[0]), max(0, size[1]))
-        if regions == self._regions and size == self._size:
+        screens = dict(screens or {})
+        if regions == self._regions and size == self._size and screens == self._screens:
             if focus != self._focus:
                 self._focus = focus
                 self._focus_cells = focus_border_cells(regions, focus)
                 self._borders_stale = True
             return
-        self._regions, self._focus, self._size = regions, focus, size
+        self._regions, self._focus, self._size, self._screens = regions, focus, size, screens
         for pane in [pane for pane in self._panes if pane not in regions.panes]:
             del self._panes[pane]
             self._changed.discard(pane)
         for pane, rect in regions.panes.items():
             known = self._panes.get(pane)
             if known is None:
-                self._panes[pane] = _Pane(rect)
+                self._panes[pane] = PaneScreen(rect, screens.get(pane))
             else:
-                known.resize(rect)
+                known.resize(rect, screens.get(pane))
         rows, cols = size
         self._borders = {
             cell: char
@@ -327,7 +190,7 @@ class WindowScreen:
         tail = cup(row, col) + (SHOW_CURSOR if visible else HIDE_CURSOR)
         return (head + "".join(out) + tail).encode()
 
-    def _draw_pane(self, pane: _Pane, out: list[str], cleared: bool) -> None:
+    def _draw_pane(self, pane: PaneScreen, out: list[str], cleared: bool) -> None:
         rect = pane.rect
         rows, cols = self._size
         width = min(rect.cols, cols - rect.left)
@@ -336,11 +199,14 @@ class WindowScreen:
             return
         cover = pane.cover[0] if pane.cover is not None else None
         lines = pane.lines() if cover is None else []
-        for row in range(min(height, len(cover) if cover is not None else len(lines))):
+        for row in range(min(height, len(cover)) if cover is not None else height):
             top = rect.top + row
             # Never the terminal's last cell: writing it may scroll the terminal.
             edge = width - 1 if top == rows - 1 and rect.left + width == cols else width
-            form = cover[row] if cover is not None else row_form(lines[row].cells, edge)
+            if cover is not None:
+                form = cover[row]
+            else:  # (a screen smaller than its region: blank below it)
+                form = row_form(lines[row].cells, edge) if row < len(lines) else " " * edge
             if pane.drawn.get(row) == form:
                 continue
             pane.drawn[row] = form

@@ -7,7 +7,8 @@ import re
 from avt._avt import Color, Vt
 
 from mux.protocol.regions import Border, Rect, Regions
-from muxctl.window_screen import WindowScreen, row_form, sgr
+from muxctl.pane_screen import row_form, sgr
+from muxctl.window_screen import WindowScreen
 
 ROWS, COLS = 24, 80
 # Two panes side by side: left columns 0-38, the border at 39, right 40-79.
