@@ -11,6 +11,7 @@ from mux.protocol.regions import Border, Side, neighbour
 from muxctl.chooser import Chosen
 from muxctl.errors import CtlError, RemoteError
 from muxctl.pane_links import PaneLinks
+from muxctl.prefix_keys import WINDOW_SWITCHES
 from muxctl.view_copy import PANE_MODES, ViewCopy
 from muxctl.view_question import Asked
 from muxctl.view_state import Shown
@@ -26,6 +27,9 @@ from muxctl.window_commands import (
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
 
+# What a read-only view may do: its own (zoom, copy mode, the chooser) and which window
+# it shows; nothing that changes a pane or the window, nor the focus (muxd's).
+WATCHING = frozenset({"zoom", "copy-mode", "copy-mode-page-up", "choose-tree"}) | WINDOW_SWITCHES
 DIRECTIONS: dict[str, Side] = {"up": "up", "down": "down", "left": "left", "right": "right"}
 
 
@@ -52,6 +56,8 @@ class ViewCommands:
         shown = self._shown
         if shown.window == 0:
             return Done()  # (the window is not known yet)
+        if self._links.read_only and name not in WATCHING:
+            return Done(bell=True)
         self._copy.end()  # (another command ends copy mode)
         try:
             return self._do(name, answer, shown.pane)
@@ -59,7 +65,10 @@ class ViewCommands:
             return Done(bell=True)
 
     def choose(self, chosen: Chosen) -> Done:
-        """What the chooser chose: that pane focused, its window shown."""
+        """What the chooser chose: that pane focused, its window shown (read-only: the
+        window, as it is focused)."""
+        if self._links.read_only:
+            return self._show(chosen.window, 0)
         try:
             set_focus(self._client, chosen.window, chosen.pane)
         except (RemoteError, CtlError):
@@ -77,7 +86,7 @@ class ViewCommands:
         """`pane` of the window shown takes the focus (a click on it); a mode over
         another pane ends."""
         shown = self._shown
-        if pane == shown.pane:
+        if pane == shown.pane or self._links.read_only:
             return Done()
         self._copy.end()
         try:
@@ -91,7 +100,7 @@ class ViewCommands:
         """The wheel up over `pane`, not in copy mode: it takes the focus, and copy mode
         starts there scrolled `lines` up, to end when scrolled back down (tmux's)."""
         done = self.focus(pane)
-        if done.bell:
+        if done.bell or pane != self._shown.pane:  # (a watcher scrolls the focused one)
             return done
         shown = self._shown
         try:
@@ -105,6 +114,8 @@ class ViewCommands:
     def drag(self, border: Border, to: int) -> Done:
         """`border` dragged to line `to` (its column, or row): the split's ratios set."""
         shown = self._shown
+        if self._links.read_only:
+            return Done()
         moved = dragged(shown.layout, border, to) if shown.layout is not None else None
         if moved is None:
             return Done()

@@ -59,7 +59,7 @@ class ViewMouse:
             if event.wheel:
                 self._copy.wheel(-WHEEL_LINES if event.button == WHEEL_UP else WHEEL_LINES)
             return None
-        if modes.mouse_wanted:
+        if modes.mouse_wanted and not self._links.read_only:
             done = self._commands.focus(pane) if event.press else None
             if event.press:
                 self._held_by = pane
@@ -67,7 +67,7 @@ class ViewMouse:
             return done
         if event.press:
             return self._commands.focus(pane)
-        if event.wheel and modes.on_alternate:
+        if event.wheel and modes.on_alternate and not self._links.read_only:
             self._arrows(pane, modes, up=event.button == WHEEL_UP)
         elif event.wheel and event.button == WHEEL_UP:
             return self._commands.scroll_back(pane, WHEEL_LINES)

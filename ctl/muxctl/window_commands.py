@@ -150,15 +150,15 @@ def find_window(
 
 
 def status_of(
-    client: "MuxClient",
     windows: list[dict[str, Any]],
+    panes: list[dict[str, Any]],
     shown: tuple[int, int, bool],
     state: str,
 ) -> tuple[str, list[tuple[int, str]]]:
     """The status line of the view showing `shown`: (window, focused pane, zoomed); and
-    each window's id and part of it (for a click on it)."""
+    each window's id and part of it (for a click on it). `windows`, `panes`: ListWindows
+    and ListPanes, plain."""
     window, focus, zoomed = shown
-    panes = plain_entries(client, "ListPanes")
     home = os.environ.get("HOME")
     text = status_text(windows, window, panes, focus, zoomed=zoomed, state=state, home=home)
     return text, window_parts(windows, window, panes, zoomed=zoomed)

@@ -40,7 +40,7 @@ from muxctl.view_mouse import ViewMouse
 from muxctl.view_question import Question
 from muxctl.view_settings import mode_keys, mouse, status_line
 from muxctl.view_state import Shown
-from muxctl.window_commands import find_window, set_focus, status_of
+from muxctl.window_commands import find_window, plain_entries, set_focus, status_of
 from muxctl.window_screen import WindowScreen
 
 if TYPE_CHECKING:
@@ -76,8 +76,11 @@ class WindowView:
         keys: PrefixKeys,
         buffer: PasteBuffer,
         *,
+        read_only: bool = False,
         fds: tuple[int, int] = (0, 1),  # the terminal: input, output
     ) -> None:
+        """`read_only`: it watches (docs/windows.md#read-only): nothing typed is sent,
+        no pane is resized, nothing of the window changes."""
         self._client = client
         self._asked = pane  # 0: the last used pane, named by the service when attached
         self._keys = keys
@@ -85,7 +88,8 @@ class WindowView:
         self._shown = Shown(window_size(self._out), focus=pane)
         self._screen = WindowScreen(*self._shown.size)
         self._status = status_line()  # a status line on the last row (`status`)
-        self._links = PaneLinks(socket_path)
+        self._links = PaneLinks(socket_path, read_only=read_only)
+        self._screens: dict[int, tuple[int, int]] = {}  # read-only: each pane's own size
         self._question = Question()  # asked before `x` and `&`, and for `,`
         self._copy = ViewCopy(mode_keys(), self._screen, buffer)
         self._commands = ViewCommands(client, self._shown, self._copy, self._links)
@@ -109,10 +113,15 @@ class WindowView:
         shown.window, shown.layout, shown.focus = found
         if shown.zoomed is not None and shown.zoomed not in panes_of(shown.layout):
             shown.zoomed = None
+        watching = self._links.read_only
+        panes = plain_entries(self._client, "ListPanes") if self._status or watching else []
+        if watching:  # the panes keep the sizes their writers gave them
+            self._screens = {int(p["id"]): (int(p["rows"]), int(p["cols"])) for p in panes}
         if self._status:
             state = "reattaching after an upgrade" if self._links.reattaching else ""
+            state = "read-only" + (f", {state}" if state else "") if watching else state
             status = (shown.window, shown.pane, shown.zoomed is not None)
-            text, shown.status_parts = status_of(self._client, windows, status, state)
+            text, shown.status_parts = status_of(windows, panes, status, state)
             self._screen.set_status(text)
         self._arrange()
 
@@ -124,7 +133,7 @@ class WindowView:
         rows, cols = shown.size
         shown.regions = place(tree, max(rows - self._status, 1), cols)
         self._links.match({pane: shown.size_of(pane) for pane in shown.regions.panes})
-        self._screen.set_layout(shown.regions, shown.focus, shown.size)
+        self._screen.set_layout(shown.regions, shown.focus, shown.size, self._screens)
         self._copy.fit(shown.size_of)
 
     # -- the loop -----------------------------------------------------------------------
@@ -145,7 +154,7 @@ class WindowView:
     def _serve(self, wake_fd: int) -> Outcome:
         if self._asked:
             self._load()
-            if self._shown.focus != self._asked:  # the pane asked for takes the keys, as tmux
+            if self._shown.focus != self._asked and not self._links.read_only:  # (as tmux)
                 set_focus(self._client, self._shown.window, self._asked)
                 self._load()
         else:  # the service names the pane: one link first, the window once it has
@@ -190,6 +199,8 @@ class WindowView:
         link = links[fd]
         for event in link.receive():
             if isinstance(event, PaneOutput):
+                if event.repaint and self._links.read_only and self._shown.window:
+                    self._load()  # (its size may be new: a writer resized it)
                 if event.repaint:
                     self._screen.reset(link.pane)
                 self._screen.feed(link.pane, event.data)
@@ -246,6 +257,8 @@ class WindowView:
                 self._terminal.add(self._copy.type(event.data))
                 if (chosen := self._copy.take_chosen()) is not None:
                     self._follow("choose", self._commands.choose(chosen))
+            elif isinstance(event, Typed) and self._links.read_only:
+                continue  # (a watcher sends nothing)
             elif isinstance(event, Typed):
                 focused = self._links.get(self._shown.pane)
                 if focused is not None and not focused.ended:

@@ -8,6 +8,8 @@ import json
 import subprocess
 from pathlib import Path
 
+from dbus_fast import Variant
+
 from tests.harness import DEFAULT_TIMEOUT, Service, wait_for
 from tests.outer_tmux import OuterTmux
 
@@ -70,3 +72,50 @@ def test_a_watcher_does_not_start_a_lazily_held_pane(tmp_root: Path) -> None:
     finally:
         terminal.kill()
         svc.stop()
+
+
+def test_a_watcher_of_a_split_window_sees_every_pane_and_changes_nothing(
+    service: Service, outer: OuterTmux
+) -> None:
+    """The window view read-only: both panes drawn at the sizes their writer gave them
+    (clipped to the watcher's smaller terminal), keys and window commands go nowhere;
+    zoom and the window shown are the watcher's own."""
+    left = service.spawn(BASH, env={"PS1": "left$ "})
+    window = int(service.panes()[left]["window"])
+    options = {"argv": Variant("as", BASH), "env": Variant("a{ss}", {"PS1": "right$ "})}
+    right, _, _ = service.call("SplitPane", "tsda{sv}", [left, "horizontal", 0.5, options])
+    right = int(right)
+    service.wait_screen(right, "right$")
+    writer = outer.open(outer.muxctl_line("attach", str(left)), rows=30, cols=101)
+    outer.wait_shown(writer, "right$")
+    wait_for(lambda: service.panes()[left]["cols"] == 50, what="the writer's sizes")
+    sizes = {p: (service.panes()[p]["rows"], service.panes()[p]["cols"]) for p in (left, right)}
+
+    watcher = outer.open(outer.muxctl_line("attach", "--read-only", str(left)), rows=20, cols=61)
+    shown = outer.wait_shown(watcher, "right$")
+    assert "left$" in shown and "read-only" in shown.split("\n")[19]
+    wait_for(lambda: len(list_clients(service, right)) == 2, what="the watcher on both panes")
+    assert [c["read_only"] for c in list_clients(service, right)] == [False, True]
+
+    outer.type_line(watcher, "echo from-the-watcher")
+    outer.send_keys(watcher, "C-b", "%")  # a split: refused (the bell), nothing made
+    outer.send_keys(watcher, "C-b", "Right")  # the focus is the writer's
+    outer.type_line(writer, "echo from-the-writer-$((6*7))")
+    outer.wait_shown(watcher, "from-the-writer-42")
+    assert "from-the-watcher" not in service.screen_text(left)
+    assert sorted(service.panes()) == [left, right]
+    assert {p: (service.panes()[p]["rows"], service.panes()[p]["cols"]) for p in sizes} == sizes
+    assert layout_focus(service, window) == left
+
+    outer.send_keys(watcher, "C-b", "z")  # zoom: the watcher's own
+    outer.wait_shown(watcher, "*Z")
+    assert "right$" not in outer.capture(watcher)
+    assert {p: (service.panes()[p]["rows"], service.panes()[p]["cols"]) for p in sizes} == sizes
+    outer.send_keys(watcher, "C-b", "d")
+    outer.wait_shown(watcher, "STATUS=0")
+    wait_for(lambda: len(list_clients(service, right)) == 1, what="the watcher gone")
+
+
+def layout_focus(service: Service, window: int) -> int:
+    (entries,) = service.call("ListWindows")
+    return next(int(e["focused_pane"].value) for e in entries if e["id"].value == window)

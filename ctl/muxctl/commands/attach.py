@@ -51,8 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--read-only",
         action="store_true",
-        help="only watch: keys are not sent (but the detach key and the prefix's d), and "
-        "the pane keeps its size",
+        help="only watch (the pane, or its whole split window): keys are not sent (but the "
+        "detach key and the prefix's d), and the panes keep their sizes",
     )
     add_detach_key(parser)
 
@@ -94,8 +94,8 @@ def attach(
     # The paste buffer (copy mode's, for `]`) is one for the lone pane and the view.
     parts = _Parts(resolve_paths().attach_socket, keys, PasteBuffer())
     read_only = getattr(args, "read_only", False)  # (muxctl new attaches to use)
-    if bus is not None and not read_only and (pane == 0 or _window_size(bus, pane) > 1):
-        outcome = _view(bus, pane, parts)
+    if bus is not None and ((pane == 0 and not read_only) or _window_size(bus, pane) > 1):
+        outcome = _view(bus, pane, parts, read_only)
     else:
         pane, outcome = _alone(pane, parts, read_only, opened, bus)
         if outcome.window_command is not None and bus is not None:
@@ -220,7 +220,7 @@ def _after_window_command(
             shown = _pane_of_window(bus, pane, command)
     except RemoteError as e:
         return Outcome(f"muxctl: {e.message}", EXIT_FAILURE, to_stderr=True)
-    return _view(bus, shown, parts)  # the new pane has the focus, as in tmux
+    return _view(bus, shown, parts, read_only=False)  # the new pane has the focus, as tmux
 
 
 def _pane_of_window(bus: "MuxClient", pane: int, command: str) -> int:
@@ -233,10 +233,11 @@ def _pane_of_window(bus: "MuxClient", pane: int, command: str) -> int:
     return (focused_pane(bus, chosen) if chosen is not None else None) or pane
 
 
-def _view(bus: "MuxClient", pane: int, parts: _Parts) -> "Outcome":
+def _view(bus: "MuxClient", pane: int, parts: _Parts, read_only: bool) -> "Outcome":
     from muxctl.window_view import WindowView
 
-    return WindowView(bus, parts.socket_path, pane, parts.keys, parts.buffer).run()
+    path, keys, buffer = parts.socket_path, parts.keys, parts.buffer
+    return WindowView(bus, path, pane, keys, buffer, read_only=read_only).run()
 
 
 def open_attached(client: "MuxClient", pane: int) -> socket.socket:
