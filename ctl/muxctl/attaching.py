@@ -64,10 +64,14 @@ _EXIT_STATUS_OF_CODE = {"InvalidArgument": EXIT_USAGE, "PreconditionFailed": EXI
 _FORGETTABLE = frozenset({proto.FrameType.INPUT, proto.FrameType.RESIZE})
 # Window commands typed in a pane shown alone: done once detached, by the caller.
 LONE_PANE_COMMANDS = frozenset(
-    {"split-horizontal", "split-vertical", "close", "close-window", "new-window"} | WINDOW_SWITCHES
+    {"split-horizontal", "split-vertical", "close", "close-window", "new-window"}
+    | {"rename-window"}
+    | WINDOW_SWITCHES
 )
-# Copy mode, also done once detached; it sends nothing, so a read-only client may use it.
+# Copy mode and the chooser, also done once detached; they send nothing, so a read-only
+# client may use them.
 COPY_COMMANDS = frozenset({"copy-mode", "copy-mode-page-up"})
+DETACHED_MODES = COPY_COMMANDS | {"choose-tree"}
 
 
 def parse_detach_key(text: str, what: str = "the detach key") -> bytes | None:
@@ -317,7 +321,7 @@ class AttachClient:
                 isinstance(event, Command) and event.name == "detach"
             ):
                 return self._start_detach()
-            if isinstance(event, Command) and event.name in COPY_COMMANDS:
+            if isinstance(event, Command) and event.name in DETACHED_MODES:
                 self._window_command = event.name  # (the caller's, once detached)
                 return self._start_detach()
             if self._read_only:

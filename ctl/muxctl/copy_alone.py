@@ -1,19 +1,22 @@
-"""Copy mode for a pane shown alone (`muxctl attach` of a lone pane, which hands the
-terminal to muxd): once detached, the pane's history on the terminal's alternate screen,
-its normal screen and scrollback untouched; then the attach goes on
-(docs/windows.md#copy-mode)."""
+"""Copy mode and the chooser for a pane shown alone (`muxctl attach` of a lone pane,
+which hands the terminal to muxd): once detached, the pane's history (or every window
+and pane) on the terminal's alternate screen, its normal screen and scrollback
+untouched; then the attach goes on (docs/windows.md#copy-mode)."""
 
 import select
 import signal
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from muxctl import copy_view
+from muxctl.chooser import Chooser, Chosen, choices
 from muxctl.clipboard import PasteBuffer, clipboard_sequence
-from muxctl.copy_mode import Copied, CopyMode, Ended, ModeKeys
+from muxctl.copy_mode import Copied, CopyMode, ModeKeys
 from muxctl.key_reader import KeyReader
 from muxctl.rawterm import RawTerminal, read_keys, window_size
 from muxctl.signal_wakeup import pending_signals, signal_wakeups
 from muxctl.terminal_out import TerminalOut
+from muxctl.window_commands import plain_entries
 
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
@@ -33,13 +36,40 @@ def copy_alone(
 ) -> int | None:
     """Copy mode over the whole terminal until it ends; the signal that ended it instead
     (SIGTERM, SIGHUP, SIGINT: the attach ends too), else None."""
-    in_fd, out_fd = fds
     (lines,) = client.call("GetHistory", body=[pane, 0])
-    mode = CopyMode(list(lines), *window_size(out_fd), mode_keys)
+    mode = CopyMode(list(lines), *window_size(fds[1]), mode_keys)
     if page_up:
         mode.feed(["PageUp"])
+
+    def copied(ended: object) -> bytes:
+        if not isinstance(ended, Copied):
+            return b""
+        buffer.text = ended.text
+        return clipboard_sequence(ended.text)
+
+    return _alone(mode, fds, copied)[1]
+
+
+def choose_alone(
+    client: "MuxClient", pane: int, *, fds: tuple[int, int] = (0, 1)
+) -> tuple[Chosen | None, int | None]:
+    """The chooser (`w`) over the whole terminal, pane `pane` selected: what was chosen
+    (None: nothing), and the signal that ended it instead."""
+    windows, panes = (plain_entries(client, member) for member in ("ListWindows", "ListPanes"))
+    window = next((int(p["window"]) for p in panes if int(p["id"]) == pane), 0)
+    mode = Chooser(choices(windows, panes), (window, pane), *window_size(fds[1]))
+    ended, stopped = _alone(mode, fds, lambda ended: b"")
+    return (ended if isinstance(ended, Chosen) else None), stopped
+
+
+def _alone(
+    mode: CopyMode | Chooser, fds: tuple[int, int], after: Callable[[object], bytes]
+) -> tuple[object, int | None]:
+    """`mode` on the alternate screen until it ends (how; `after` says what to write
+    once the normal screen is back), or a signal ends it (which)."""
+    in_fd, out_fd = fds
     reader, out = KeyReader(), TerminalOut(out_fd)
-    ended: Copied | Ended | None = None
+    ended: object = None
     stopped: int | None = None
     with signal_wakeups() as wake_fd, RawTerminal(in_fd, out_fd):
         out.add(ALTERNATE_SCREEN)
@@ -59,19 +89,19 @@ def copy_alone(
                     stopped = signal.SIGHUP
                 elif data:
                     ended = mode.feed(reader.feed(data))
-        out.add(b"\x1b[0m" + NORMAL_SCREEN)
-        if isinstance(ended, Copied):
-            buffer.text = ended.text
-            out.add(clipboard_sequence(ended.text))
+        out.add(b"\x1b[0m" + NORMAL_SCREEN + after(ended))
         out.flush(FLUSH_SECONDS)
-    return stopped
+    return ended, stopped
 
 
-def _drawn(mode: CopyMode) -> bytes:
+def _drawn(mode: CopyMode | Chooser) -> bytes:
     """The whole view, every row drawn (a key redraws it: a screenful is a few KiB)."""
     parts = ["\x1b[?25l"]
-    for row, form in enumerate(copy_view.rows(mode, corner=True)):
-        parts.append(f"\x1b[{row + 1};1H{form}")
-    row, col = copy_view.cursor(mode)
+    if isinstance(mode, Chooser):
+        rows, (row, col) = mode.drawn(corner=True)
+    else:
+        rows, (row, col) = copy_view.rows(mode, corner=True), copy_view.cursor(mode)
+    for at, form in enumerate(rows):
+        parts.append(f"\x1b[{at + 1};1H{form}")
     parts.append(f"\x1b[{row + 1};{col + 1}H\x1b[?25h")
     return "".join(parts).encode()

@@ -373,6 +373,37 @@ def test_the_chooser_lists_every_window_and_pane_and_shows_the_one_chosen(
     assert layout(service, window)["focus"] == left
 
 
+def test_a_lone_pane_chooses_and_renames_too(service: Service, outer: OuterTmux) -> None:
+    """`w` and `,` in a pane shown alone: the chooser over the whole terminal (its own
+    screen untouched), then the window chosen; the name asked for on the line below."""
+    _window, left, right = side_by_side(service)
+    lone = service.spawn(BASH, env={"PS1": "lone$ "})
+    service.wait_screen(lone, "lone$")
+    view = outer.open(outer.muxctl_line("attach", str(lone)), rows=24, cols=100)
+    outer.wait_shown(view, "lone$")
+    outer.send_keys(view, "C-b", ",")
+    outer.wait_shown(view, "(rename-window)")
+    outer.send_keys(view, "-l", "notes")
+    outer.send_keys(view, "Enter")
+    lone_window = int(service.panes()[lone]["window"])
+    wait_for(lambda: window_titles(service).get(lone_window) == "notes", what="renamed")
+    outer.type_line(view, "echo still-attached")
+    service.wait_screen(lone, "still-attached")
+
+    outer.send_keys(view, "C-b", "w")
+    outer.wait_shown(view, f"└─ {lone}: bash")
+    outer.send_keys(view, "0")  # the split window: its view
+    outer.wait_shown(view, "right$")
+    shown = outer.wait_shown(view, "left$")
+    assert "0:bash* 1:notes" in shown
+    assert {left, right} <= set(service.panes())
+
+
+def window_titles(service: Service) -> dict[int, str]:
+    (entries,) = service.call("ListWindows")
+    return {int(e["id"].value): str(e["title"].value) for e in entries}
+
+
 def test_borders_move_with_alt_arrows_and_muxctl_resize_pane(
     service: Service, outer: OuterTmux
 ) -> None:

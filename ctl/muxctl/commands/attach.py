@@ -136,12 +136,56 @@ def _alone(
             return pane, outcome
         if _declined(outcome.window_command, pane):
             continue  # not closed after all: shown again
-        stopped = _copy_mode(bus, outcome.window_command, pane, parts.buffer)
+        if outcome.window_command == "rename-window":
+            _rename(bus, pane)
+            continue
+        if outcome.window_command == "choose-tree":
+            chosen, stopped = _choose(bus, pane, read_only)
+            if chosen is not None and _window_size(bus, chosen) > 1:
+                return chosen, _view(bus, chosen, parts, read_only)
+            pane = chosen or pane  # (a lone pane's window: attached to alone)
+        else:
+            stopped = _copy_mode(bus, outcome.window_command, pane, parts.buffer)
         if stopped is None:
             return pane, outcome
         if stopped:  # a signal ended copy mode: the attach ends too
             name = signal.Signals(stopped).name
             return pane, Outcome(f"[{name}: detached from pane {pane}]", 128 + stopped)
+
+
+def _choose(bus: "MuxClient", pane: int, read_only: bool) -> tuple[int | None, int | None]:
+    """The chooser (`w`) over the whole terminal: the pane chosen (None: none), focused
+    in its window unless `read_only`; and the signal that ended it (0: none did)."""
+    from muxctl.copy_alone import choose_alone
+    from muxctl.window_commands import set_focus
+
+    chosen, stopped = choose_alone(bus, pane)
+    if chosen is None or stopped:
+        return None, stopped or 0
+    if not read_only:
+        set_focus(bus, chosen.window, chosen.pane)
+    return chosen.pane, 0
+
+
+def _rename(bus: "MuxClient", pane: int) -> None:
+    """`,` in a pane shown alone: its window's name asked for on the line below, as the
+    terminal reads a line (Enter sets it; Ctrl-C or an empty line leaves it)."""
+    from mux.protocol.visible import visible
+    from muxctl.window_commands import asks_first, find_window
+    from muxctl.wire import Variant
+
+    _, found = find_window(bus, 0, pane)
+    if found is None:
+        return
+    window = found[0]
+    asked = asks_first(bus, "rename-window", window, pane)
+    try:
+        now = f"[{visible(asked.initial)}] " if asked.initial else ""
+        name = input(f"\n{asked.text}{now}")
+    except (EOFError, KeyboardInterrupt):
+        return
+    if name.strip():
+        bus.call("SetWindow", body=[window, {"title": Variant("s", name.strip())}])
 
 
 def _copy_mode(
@@ -170,9 +214,8 @@ def _declined(command: str | None, pane: int) -> bool:
     import select
 
     from muxctl.rawterm import RawTerminal
-    from muxctl.window_commands import ASKS_FIRST
 
-    if command not in ASKS_FIRST:
+    if command not in ("close", "close-window"):
         return False
     sys.stdout.write(f"\nkill pane {pane}? (y/n) ")
     sys.stdout.flush()
