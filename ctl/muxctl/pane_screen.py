@@ -8,11 +8,12 @@ import codecs
 from collections.abc import Iterable
 
 # avt re-exports Vt without declaring it; its typed home is avt._avt.
-from avt._avt import Cell, Color, Line, Pen, Vt
+from avt._avt import Cell, Line, Pen, Vt
 
 from mux.protocol.combining import composed
 from mux.protocol.dec_graphics import GraphicsTranslator
 from mux.protocol.modes import ScreenModes
+from mux.protocol.pen_sgr import sgr_params
 from mux.protocol.regions import Rect
 
 FEED_SLICE_CHARS = 16384  # avt is slower on very long strings (see mux.terminal.screen)
@@ -26,39 +27,9 @@ _CONTROL_FLOW = (KeyboardInterrupt, SystemExit, GeneratorExit)
 Cover = tuple[list[str], tuple[int, int]]
 
 
-def _colour(color: Color | None, base: int) -> str:
-    """SGR parameters of a colour: base 30 for the foreground, 40 for the background."""
-    if isinstance(color, Color.Indexed):
-        index = color[0]
-        if index < 8:
-            return str(base + index)
-        if index < 16:
-            return str(base + 60 + index - 8)
-        return f"{base + 8};5;{index}"
-    if isinstance(color, Color.RGB):
-        return f"{base + 8};2;{color[0]};{color[1]};{color[2]}"
-    return ""
-
-
 def sgr(pen: Pen) -> str:
     """The SGR sequence selecting `pen` after a reset; "" for the default pen."""
-    if pen.is_default():
-        return ""
-    flags = (
-        (pen.bold, "1"),
-        (pen.faint, "2"),
-        (pen.italic, "3"),
-        (pen.underline, "4"),
-        (pen.blink, "5"),
-        (pen.inverse, "7"),
-        (pen.strikethrough, "9"),
-    )
-    params = [code for on, code in flags if on]
-    params.extend(
-        part
-        for part in (_colour(pen.foreground, 30), _colour(pen.background, 40))
-        if part  # (None: the default colour)
-    )
+    params = sgr_params(pen)
     return f"\x1b[{';'.join(params)}m" if params else ""
 
 

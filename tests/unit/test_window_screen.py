@@ -161,12 +161,12 @@ def test_sgr_forms() -> None:
         "\x1b[2;3;5;9;33;44ma\x1b[0m\x1b[38;5;16;48;5;255mb\x1b[0m\x1b[38;2;9;8;7;103mc\x1b[0md"
     )
     cells = vt.view()[0].cells
-    assert sgr(cells[0].pen) == "\x1b[2;3;5;9;33;44m"
+    assert sgr(cells[0].pen) == "\x1b[33;44;2;3;5;9m"  # (colours first: mux.protocol.pen_sgr)
     assert sgr(cells[1].pen) == "\x1b[38;5;16;48;5;255m"
     assert sgr(cells[2].pen) == "\x1b[38;2;9;8;7;103m"
     assert sgr(cells[3].pen) == ""
     assert row_form(cells, 5) == (
-        "\x1b[2;3;5;9;33;44ma\x1b[0m\x1b[38;5;16;48;5;255mb\x1b[0m\x1b[38;2;9;8;7;103mc\x1b[0md "
+        "\x1b[33;44;2;3;5;9ma\x1b[0m\x1b[38;5;16;48;5;255mb\x1b[0m\x1b[38;2;9;8;7;103mc\x1b[0md "
     )
 
 

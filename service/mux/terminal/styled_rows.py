@@ -18,9 +18,11 @@ if the dump fails.
 import re
 from functools import cache
 
-# avt re-exports these without declaring them; their typed home is avt._avt.
-from avt._avt import Color, Line, Pen, Vt
+from avt._avt import Line, Pen, Vt
 from avt._avt.util import TextUnwrapper
+
+# avt re-exports these without declaring them; their typed home is avt._avt.
+from mux.protocol.pen_sgr import sgr_params
 
 SGR_RESET = "\x1b[0m"
 # A cell never holds C0 or ESC, but avt keeps a C1 control (U+0080-U+009F; U+009B is a
@@ -260,32 +262,4 @@ def _blank_is_invisible(pen: Pen) -> bool:
 
 def _sgr(pen: Pen) -> str:
     """SGR that sets exactly `pen` from any state (it starts with a reset)."""
-    params = ["0"]
-    if pen.foreground is not None:
-        params.append(_colour(pen.foreground, base=30, bright=90, extended=38))
-    if pen.background is not None:
-        params.append(_colour(pen.background, base=40, bright=100, extended=48))
-    for on, code in (
-        (pen.bold, "1"),
-        (pen.faint, "2"),
-        (pen.italic, "3"),
-        (pen.underline, "4"),
-        (pen.blink, "5"),
-        (pen.inverse, "7"),
-        (pen.strikethrough, "9"),
-    ):
-        if on:
-            params.append(code)
-    return "\x1b[" + ";".join(params) + "m"
-
-
-def _colour(colour: Color, *, base: int, bright: int, extended: int) -> str:
-    if isinstance(colour, Color.RGB):
-        return f"{extended};2;{colour[0]};{colour[1]};{colour[2]}"
-    assert isinstance(colour, Color.Indexed)
-    index = colour[0]
-    if index < 8:
-        return str(base + index)
-    if index < 16:
-        return str(bright + index - 8)
-    return f"{extended};5;{index}"
+    return "\x1b[" + ";".join(["0", *sgr_params(pen)]) + "m"
