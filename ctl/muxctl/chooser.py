@@ -9,16 +9,16 @@ leave. Everything written from a title, a program or a directory goes through
 `visible`: no control character of theirs reaches the terminal.
 """
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from mux.protocol.layout import from_data, panes_of
+from mux.protocol.layout import panes_of
 from mux.protocol.visible import visible
 from muxctl.copy_mode import Ended
 from muxctl.status_line import fit, program_name, shorter_path, window_name
+from muxctl.window_commands import layout_of
 
 SELECTED = "\x1b[0;7m"
 RESET = "\x1b[0m"
@@ -49,7 +49,7 @@ def choices(
     by_id = {int(pane["id"]): pane for pane in panes}
     lines = []
     for index, window in enumerate(sorted(windows, key=lambda w: int(w["id"]))):
-        ids = list(panes_of(from_data(json.loads(str(window["layout"])))))
+        ids = list(panes_of(layout_of(window)))
         name = visible(str(window.get("title") or "")) or window_name(window, panes)
         count = f"{len(ids)} pane{'s' if len(ids) != 1 else ''}"
         focused = int(window.get("focused_pane") or 0)

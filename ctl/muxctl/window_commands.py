@@ -6,11 +6,11 @@ shell user expects of `Ctrl-b %` and `Ctrl-b c` (tmux users bind
 numbered from 0 in the order of their ids, as `muxctl windows` lists them.
 """
 
-import json
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from mux.protocol.layout import Node, from_data, move_border, panes_of, to_json
+from mux.protocol.layout import LayoutError, Node, move_border, panes_of, parse_layout, to_json
 from muxctl.errors import CtlError
 from muxctl.prefix_keys import WINDOW_SWITCHES
 from muxctl.status_line import status_text, window_parts
@@ -143,10 +143,19 @@ def find_window(
     the window of `pane`, as (id, layout, focused pane); None when it is gone."""
     windows = plain_entries(client, "ListWindows")
     for plain in windows:
-        layout = from_data(json.loads(plain["layout"]))
+        layout = layout_of(plain)
         if (window and plain["id"] == window) or (not window and pane in panes_of(layout)):
             return windows, (int(plain["id"]), layout, int(plain["focused_pane"]))
     return windows, None
+
+
+def layout_of(window: Mapping[str, Any]) -> Node:
+    """A ListWindows entry's layout; CtlError (the view ends saying so) when muxd sent
+    one this muxctl cannot read, which muxd never writes."""
+    try:
+        return parse_layout(str(window["layout"]))
+    except LayoutError as e:
+        raise CtlError(f"mux sent window {window['id']} a layout muxctl cannot read: {e}") from None
 
 
 def status_of(

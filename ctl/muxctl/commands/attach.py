@@ -228,13 +228,11 @@ def _declined(command: str | None, pane: int) -> bool:
 
 def _window_size(bus: "MuxClient", pane: int) -> int:
     """How many panes the window of `pane` has (0: no such pane: the attach says so)."""
-    import json
+    from mux.protocol.layout import panes_of
+    from muxctl.window_commands import layout_of, plain_entries
 
-    from mux.protocol.layout import from_data, panes_of
-
-    (windows,) = bus.call("ListWindows")
-    for window in windows:
-        panes = list(panes_of(from_data(json.loads(window["layout"].value))))
+    for window in plain_entries(bus, "ListWindows"):
+        panes = list(panes_of(layout_of(window)))
         if pane in panes:
             return len(panes)
     return 0
