@@ -43,6 +43,10 @@ def keys_help() -> str:
     lines = ["window keys, after the prefix key (^b unless --prefix-key says otherwise):"]
     lines += [f"  {key:<11} {meaning}" for key, meaning in KEY_HELP]
     lines.append("The detach key (^\\ unless --detach-key says otherwise) detaches at once.")
+    lines.append(
+        "The mouse (unless mouse = false): a click focuses a pane, or shows a window of the"
+        " status line; a border dragged resizes; the wheel scrolls back (copy mode)."
+    )
     return "\n".join(lines)
 
 
