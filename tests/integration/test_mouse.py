@@ -68,6 +68,9 @@ def test_a_click_focuses_and_a_border_dragged_resizes(service: Service, outer: O
     outer.send_keys(view, "-l", "echo typed")  # the keys still go to the focused pane
     outer.send_keys(view, "Enter")
     service.wait_screen(right, "typed")
+    outer.send_keys(view, "C-b", "d")
+    outer.wait_shown(view, "STATUS=0")
+    assert not mouse_asked(outer, view)  # the terminal's mouse is its own again
 
 
 def test_the_wheel_scrolls_back_and_down_again(service: Service, outer: OuterTmux) -> None:
