@@ -31,6 +31,9 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 FEED_SLICE_CHARS = 16384
+# Lines above the screen an emulator keeps for a resize (see `_emulator`): a 1000-row
+# screen keeps 100 (+10 % of its memory), not 1000 (+100 %: the cells budget would lie).
+REWRAP_LINES = 100
 
 # avt's dump assumes a blank terminal in its initial state. Leave the alternate
 # screen (1047: without restoring a saved cursor), reset the pen, the scroll
@@ -54,14 +57,14 @@ _CONTROL_FLOW = (KeyboardInterrupt, SystemExit, GeneratorExit)
 
 
 def _emulator(cols: int, rows: int) -> Vt:
-    """An emulator of the screen, and of as many lines above it as it has rows: the
-    history is the raw-byte ring's (`Scrollback`), and an emulator line costs ~2 KiB,
-    but a resize re-wraps what is on the screen and what just left it (a line wrapped
-    in a narrowed pane comes back whole when it is widened), and a screen grown taller
-    shows the lines above it again, as tmux does. (What a hibernated screen's dump
-    holds is the screen only: after it wakes, the lines above it are those printed
-    since.)"""
-    return Vt(cols, rows, scrollback_limit=rows)
+    """An emulator of the screen, and of as many lines above it as it has rows (at most
+    REWRAP_LINES): the history is the raw-byte ring's (`Scrollback`), and an emulator
+    line costs ~2 KiB at 80 columns, but a resize re-wraps what is on the screen and
+    what just left it (a line wrapped in a narrowed pane comes back whole when it is
+    widened), and a screen grown taller shows the lines above it again, as tmux does.
+    (What a hibernated screen's dump holds is the screen only: after it wakes, the
+    lines above it are those printed since.)"""
+    return Vt(cols, rows, scrollback_limit=min(rows, REWRAP_LINES))
 
 
 def _feed_in_slices(vt: Vt, text: str) -> None:
