@@ -20,14 +20,18 @@ def status_text(
     zoomed: bool = False,
     state: str = "",
     home: str | None = None,
+    host: str | None = None,
 ) -> str:
-    """`windows`, `panes`: ListWindows and ListPanes entries with plain values."""
+    """`windows`, `panes`: ListWindows and ListPanes entries with plain values; `host`:
+    the machine the panes run on (as tmux's status line names it)."""
     parts = window_parts(windows, shown, panes, zoomed=zoomed)
     line = " " + " ".join(part for _, part in parts)
     pane = next((p for p in panes if int(p["id"]) == focus), None)
     if pane is not None:
         title = visible(str(pane.get("title") or "")) or program_name(pane)
         line += f"  │ {focus}: {title} · {shorter_path(visible(str(pane.get('cwd') or '')), home)}"
+        if host:
+            line += f" @ {visible(host)}"
     held = sum(1 for p in panes if p.get("state") == "held")
     if held:
         line += f"  │ {held} pane{'s' if held > 1 else ''} waiting to be restored"

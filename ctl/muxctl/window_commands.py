@@ -7,6 +7,7 @@ numbered from 0 in the order of their ids, as `muxctl windows` lists them.
 """
 
 import os
+import socket
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -169,7 +170,10 @@ def status_of(
     and ListPanes, plain."""
     window, focus, zoomed = shown
     home = os.environ.get("HOME")
-    text = status_text(windows, window, panes, focus, zoomed=zoomed, state=state, home=home)
+    host = socket.gethostname()
+    text = status_text(
+        windows, window, panes, focus, zoomed=zoomed, state=state, home=home, host=host
+    )
     return text, window_parts(windows, window, panes, zoomed=zoomed)
 
 

@@ -21,6 +21,11 @@ def test_windows_by_index_the_shown_one_marked_and_the_focused_pane() -> None:
     )
 
 
+def test_the_host_after_the_directory() -> None:
+    line = status_text(WINDOWS, 3, PANES, 4, home="/home/u", host="box\x1b[2J")
+    assert "│ 4: make · ~/src @ box\\x1b[2J  │" in line
+
+
 def test_zoomed_and_a_state() -> None:
     line = status_text(WINDOWS, 7, PANES, 9, zoomed=True, state="reattaching")
     assert line.startswith(" 0:build\\x1b]2;x\\x07 1:vim*Z  │ 9: vim notes · /tmp")
