@@ -99,8 +99,10 @@ class PaneLink:
                 self.outgoing = Outgoing()
 
     def receive(self) -> list[PaneEvent]:
-        """What the service said since the last call (its socket is readable)."""
-        assert self._sock is not None
+        """What the service said since the last call (its socket is readable); nothing
+        once closed."""
+        if self._sock is None:
+            return []
         try:
             data = self._sock.recv(RECV_SIZE)
         except (BlockingIOError, InterruptedError):

@@ -197,6 +197,8 @@ class WindowView:
         if fd == self._in:
             return self._from_keyboard()
         link = links[fd]
+        if link.ended:  # (closed since the select: an earlier fd of it showed another window)
+            return None
         for event in link.receive():
             if isinstance(event, PaneOutput):
                 if event.repaint and self._links.read_only and self._shown.window:
