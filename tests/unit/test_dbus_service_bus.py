@@ -21,6 +21,7 @@ from mux.system.bus_daemon import bus_daemon_message
 from mux.system.dbus_property_objects import PropertyObjects, read_only_interface
 from mux.system.dbus_service_bus import ObjectManagerBus
 from tests.harness import DBusDaemon
+from tests.loop_support import until
 
 PATH = "/test/Scan"
 PROPERTIES = "org.freedesktop.DBus.Properties"
@@ -168,7 +169,7 @@ async def _served_objects_beside_exported_ones(address: str) -> None:
         assert SERVED in {interface.name for interface in leaf.interfaces}
         got = await call("/test/served/2", PROPERTIES, "Get", "ss", [SERVED, "Name"])
         assert got.body == [Variant("s", "two")]
-        await asyncio.wait_for(_until(lambda: len(seen) >= 4), 10)
+        await until(lambda: len(seen) >= 4, "four signals seen", timeout=10)
     finally:
         client.disconnect()
         server.disconnect()
@@ -179,8 +180,3 @@ async def _served_objects_beside_exported_ones(address: str) -> None:
         ("/test/exported", "Changed", 7),
         ("/test", "InterfacesRemoved", "/test/served/1"),
     ]
-
-
-async def _until(condition: Any) -> None:
-    while not condition():
-        await asyncio.sleep(0.01)

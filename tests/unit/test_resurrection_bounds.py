@@ -13,16 +13,14 @@ import json
 import os
 import socket
 import threading
-import time
 import weakref
-from collections.abc import Callable
 from pathlib import Path
 
 from mux.protocol import resurrection as ar
 from mux.resurrection.checkpoints import CheckpointStore
 from mux.resurrection.endpoint import QUEUED_REQUESTS, Endpoint, _Connection
 from mux.system.durable import FileOps
-from tests.loop_support import ThisProcess
+from tests.loop_support import ThisProcess, until
 
 INVOCATION = "0123456789abcdef" * 2
 REQUESTS = 300
@@ -82,13 +80,6 @@ class PipeliningClient(threading.Thread):
             self.error = e
 
 
-async def until(condition: Callable[[], bool], what: str) -> None:
-    deadline = time.monotonic() + DEADLINE_SECONDS
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting until {what}"
-        await asyncio.sleep(0.01)
-
-
 def the_connection(endpoint: Endpoint) -> _Connection:
     (connection,) = endpoint._connections
     return connection
@@ -110,13 +101,16 @@ def test_a_flood_of_requests_is_held_back_and_every_one_answered_in_order(
         made.bind(launch)
         client = PipeliningClient(made.path, [ar.checkpoint_request(r) for r in references])
         client.start()
-        await until(lambda: made.registrations == 1 or client.error is not None, "hello")
+        await until(
+            lambda: made.registrations == 1 or client.error is not None, "hello", DEADLINE_SECONDS
+        )
         connection = the_connection(made)
         transport = connection._transport
         assert transport is not None
         await until(
             lambda: not transport.is_reading() and not transport.is_closing(),
             "muxd stops reading the flood (the connection still open)",
+            DEADLINE_SECONDS,
         )
         # What muxd holds of this connection is bounded, whatever the client writes.
         assert connection._requests.qsize() <= QUEUED_REQUESTS
@@ -124,7 +118,7 @@ def test_a_flood_of_requests_is_held_back_and_every_one_answered_in_order(
         assert not client.all_sent.is_set(), "the client was not held back"
 
         disk.let_through.set()
-        await until(lambda: not client.is_alive(), "every answer arrives")
+        await until(lambda: not client.is_alive(), "every answer arrives", DEADLINE_SECONDS)
         assert client.error is None
         assert client.all_sent.is_set()  # muxd read on once there was room again
         generations = [
