@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import pytest
 
+from mux.attach import pacing
 from mux.attach.hub import AttachHubOf
 from mux.protocol import attach as proto
 from mux.protocol.errors import NoSuchPane
@@ -399,7 +400,11 @@ def test_a_client_that_cannot_be_ended_is_logged_and_the_others_still_are(
 # -- a client that falls behind ----------------------------------------------------
 
 
-def test_a_lagging_client_skips_output_then_gets_one_fresh_repaint() -> None:
+def test_a_lagging_client_skips_output_then_gets_one_fresh_repaint(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # (the look a frame after the repaint, at once: the pane printed nothing meanwhile)
+    monkeypatch.setattr(pacing, "FRAME_SECONDS", 0.0)
     buffer_bytes = 64 * 1024
     chunk = b"x" * 65536
 
@@ -432,6 +437,59 @@ def test_a_lagging_client_skips_output_then_gets_one_fresh_repaint() -> None:
         pane.print(b"live again")
         await stalled.until(lambda: stalled.output().endswith(b"live again"), "live output")
         assert len(stalled.of(proto.Repaint)) == 2
+
+    run(test)
+
+
+def test_a_client_behind_a_flood_is_shown_the_latest_screen_until_the_flood_ends() -> None:
+    """While the pane keeps printing more than the client reads, the client gets
+    repaints a frame apart instead of the output, and the program is never held back;
+    once the pane prints little, the live stream again."""
+
+    async def test() -> None:
+        hub, directory = make_hub(64 * 1024)
+        pane = directory.add(1)
+        stalled = open_attached(hub, 1)
+        stalled.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        await stalled.wait_for(proto.Repaint)
+        flooding = True
+        behind = asyncio.Event()  # the client has not read far more than it was sent
+
+        async def flood() -> None:
+            frame = 0
+            while flooding:
+                frame += 1
+                pane.screen = f"frame {frame}"
+                pane.print(b"y" * 65536)  # (never waits: the pane is not held back)
+                if frame == 40:
+                    behind.set()
+                await asyncio.sleep(0.005)  # (a program's pace, not a wait for anything)
+
+        flooder = asyncio.create_task(flood())
+        try:
+            await behind.wait()  # (the client reads only in `until`)
+            await stalled.wait_for(proto.Repaint, count=4)
+            during = len(stalled.output())
+            await stalled.wait_for(proto.Repaint, count=6)
+            assert len(stalled.output()) == during, "output was relayed during the flood"
+        finally:
+            flooding = False
+            await flooder
+        await stalled.until(
+            lambda: stalled.of(proto.Repaint)[-1].data == pane.repaint(), "the last screen"
+        )
+        # What is printed within a frame of the flood is shown by one more repaint; what
+        # follows it, live.
+        repaints = len(stalled.of(proto.Repaint))
+        pane.print(b"quiet now")
+        await stalled.until(
+            lambda: (
+                stalled.output().endswith(b"quiet now") or len(stalled.of(proto.Repaint)) > repaints
+            ),
+            "the quiet output or its repaint",
+        )
+        pane.print(b"live again")
+        await stalled.until(lambda: stalled.output().endswith(b"live again"), "live output")
 
     run(test)
 

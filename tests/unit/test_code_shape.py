@@ -15,6 +15,9 @@ LARGER_ON_PURPOSE: dict[str, str] = {
     "ways, signals, reconnect after an upgrade): splitting it would scatter one state machine",
     "ctl/muxctl/attaching.py::AttachClient": "as above; the conversation itself is sans-I/O "
     "in mux.protocol.attach_conversation",
+    "service/mux/attach/session.py::AttachSession": "the asyncio side of one attach "
+    "conversation (frames, both directions' bounds, the handed-over terminal); what could "
+    "leave has: ServiceConversation, ClientFacts, Pacing",
     "service/mux/panes/pane.py::Pane": "one-line delegations to its channel, view and shell "
     "tracker keep every caller outside mux.panes unchanged",
     "service/mux/panes/table.py::PaneTable": "the table's own job (ids, windows, observers, "

@@ -17,8 +17,9 @@ or other clients.
 A client that handed over its terminal in HELLO
 (docs/attach-protocol.md#the-terminal-handed-over) gets its output and
 repaints written to that terminal instead, by a `TerminalWriter` bounded the
-same way; the frames that end the conversation follow only once the terminal
-has what came before them, so the client may then write to it.
+same way but sooner (`mux.attach.pacing`); the frames that end the conversation
+follow only once the terminal has what came before them, so the client may then
+write to it.
 
 Input goes the other way with real backpressure: while the pane has more
 than INPUT_PAUSE_BYTES of a client's input still unread, the session stops
@@ -35,10 +36,12 @@ import asyncio
 import itertools
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Generic, Protocol
 
 from mux.attach.attachable import P
+from mux.attach.pacing import Pacing, lag_bytes
 from mux.protocol import attach as proto
 from mux.protocol.attach_conversation import (
     PANE_CLOSED,
@@ -124,8 +127,7 @@ class AttachSession(asyncio.Protocol, Generic[P]):
         self._conversation = ServiceConversation(opened_attached=attach_to is not None)
         self._transport: asyncio.Transport | None = None
         self._attach_on_connect = attach_to
-        self._lagging = False  # output is being skipped; a repaint follows on resume
-        self._paused = False  # the transport's buffer is past its high-water mark
+        self._pacing = Pacing(self._show_screen, self._lag_bytes, self._when_drained)
         self._terminal: TerminalWriter | None = None  # the client's, handed over in HELLO
 
     # -- asyncio.Protocol -------------------------------------------------------
@@ -157,16 +159,11 @@ class AttachSession(asyncio.Protocol, Generic[P]):
         self._host.forget(self)
 
     def pause_writing(self) -> None:
-        self._paused = True
-        if self.pane is not None and not self._lagging:
+        if self._pacing.fell_behind() and self.pane is not None:
             log.info("attach client %s fell behind on pane %d", self.peer, self.pane.id)
-        self._lagging = True
 
     def resume_writing(self) -> None:
-        self._paused = False
-        if self._lagging and self.pane is not None and not self._conversation.is_over:
-            self._lagging = False
-            self._send_repaint(self.pane)
+        self._pacing.caught_up()
 
     # -- frames from the client ---------------------------------------------------
 
@@ -224,8 +221,8 @@ class AttachSession(asyncio.Protocol, Generic[P]):
             return
         # A client already behind (on another pane) gets its repaint once it
         # has read what is queued, like any client that fell behind.
-        self._lagging = self._paused
-        if not self._lagging:
+        self._pacing.behind = self._pacing.paused
+        if not self._pacing.behind:
             self._send_repaint(pane)
         self.pane = pane
         self._host.subscribe(self, pane)
@@ -272,17 +269,32 @@ class AttachSession(asyncio.Protocol, Generic[P]):
 
     def output(self, data: bytes) -> None:
         """The pane printed `data` (an output sink: the hot path)."""
-        if self._lagging:
+        if self._pacing.behind:
+            self._pacing.skip(len(data))
             return
         if (terminal := self._terminal) is not None:
             terminal.write(data)
-            if terminal.backlog > self._buffer_limit:
+            if terminal.backlog > self._lag_bytes():
                 self.pause_writing()
                 terminal.when_drained(self.resume_writing)
             return
         if (transport := self._transport) is None or transport.is_closing():
             return
         transport.write(self._conversation.send_output(data))
+
+    def _lag_bytes(self) -> int:
+        pane = self.pane
+        return lag_bytes(pane.rows * pane.cols if pane is not None else 0, self._buffer_limit)
+
+    def _show_screen(self) -> None:
+        if self.pane is not None and not self._conversation.is_over:
+            self._send_repaint(self.pane)
+
+    def _when_drained(self, callback: Callable[[], None]) -> None:
+        if self._terminal is not None:
+            self._terminal.when_drained(callback)
+        else:
+            callback()
 
     def _send(self, frame: ServiceFrame) -> None:
         self._write(self._conversation.send(frame))
@@ -299,11 +311,11 @@ class AttachSession(asyncio.Protocol, Generic[P]):
             self._write(self._conversation.send_repaint(pane.repaint()))
 
     def repaint(self) -> None:
-        if self.pane is not None and not self._lagging and not self._conversation.is_over:
+        if self.pane is not None and not self._pacing.behind and not self._conversation.is_over:
             self._send_repaint(self.pane)
 
     def pane_exited(self, pane: P) -> None:
-        if self._lagging:
+        if self._pacing.behind:
             self._send_repaint(pane)  # the final screen, not what was skipped
         self._unsubscribe()
         self._after_terminal(proto.Exited(pane.exit_status))
@@ -344,6 +356,7 @@ class AttachSession(asyncio.Protocol, Generic[P]):
         """Close once what is queued has been written (what waits for a handed-over
         terminal is dropped: the client takes its terminal back now)."""
         self._conversation.close()
+        self._pacing.stop()
         if self._transport is not None:
             self._transport.close()
         if self._terminal is not None:

@@ -25,6 +25,7 @@ from avt._avt import Vt
 
 from mux.protocol.combining import composed
 from mux.protocol.dec_graphics import GraphicsTranslator
+from mux.terminal.fast_forward import ends_in_ground, jump, skippable
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +52,9 @@ REPAINT_RESET = (
 # code point (avt writes a cell's base character), `n` at most a row's width.
 _REPEATED = re.compile(r"(.)(?:\x1b\[|\x9b)(\d{1,5})b", re.DOTALL)
 
+# A scroll region in avt's dump (`CSI top;bottom r`; the dump writes CSI as U+009B).
+_SCROLL_REGION = re.compile(r"\x9b\d*;\d*r")
+
 # avt reports its internal failures as Rust panics, which reach Python as
 # pyo3's PanicException: a BaseException. Only these pass through untouched.
 _CONTROL_FLOW = (KeyboardInterrupt, SystemExit, GeneratorExit)
@@ -73,7 +77,16 @@ def _feed_in_slices(vt: Vt, text: str) -> None:
 
 
 class Screen:
-    __slots__ = ("_cols", "_decoder", "_dump", "_graphics", "_rows", "_vt", "last_used")
+    __slots__ = (
+        "_cols",
+        "_decoder",
+        "_dump",
+        "_graphics",
+        "_ground",
+        "_rows",
+        "_vt",
+        "last_used",
+    )
 
     def __init__(self, rows: int, cols: int) -> None:
         self._rows = rows
@@ -82,6 +95,7 @@ class Screen:
         self._dump = ""  # the state while hibernating; "" is a blank screen
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self._graphics = GraphicsTranslator()  # xterm's DEC special graphics glyphs
+        self._ground = True  # the emulator's parser is known to be in its ground state
         self.last_used = time.monotonic()  # by a client; output does not count
 
     @property
@@ -153,11 +167,31 @@ class Screen:
             self._vt = None
 
     def feed(self, data: bytes) -> None:
-        text = composed(self._graphics.translate(self._decoder.decode(data)))
+        text = self._decoder.decode(data)
+        if not text:
+            return
+        ground_before, self._ground = self._ground, ends_in_ground(text, self._ground)
+        # Plain text of a flood that scrolls away unseen is not emulated
+        # (mux.terminal.fast_forward), unless a scroll region keeps lines in place.
+        kept = min(self._rows, REWRAP_LINES)
+        skip = skippable(text, self._rows, kept, ground_before)
+        if skip is not None:
+            start, end = skip
+            self._emulate(text[:start])
+            text = jump(self._rows) + text[end:] if self._scrolls_whole() else text[start:]
+        self._emulate(text)
+
+    def _emulate(self, text: str) -> None:
+        text = composed(self._graphics.translate(text))
         # avt is markedly slower on very long strings (55 MB/s at 256 KiB against
         # 74 MB/s at 16 KiB, measured): feed large batches in slices.
         if text:
             self._guarded(lambda vt: _feed_in_slices(vt, text), lambda: None)
+
+    def _scrolls_whole(self) -> bool:
+        """A line feed at the bottom scrolls the whole screen (no scroll region)."""
+        dump = self._guarded(lambda vt: vt.dump(), lambda: "")
+        return _SCROLL_REGION.search(dump) is None
 
     def resize(self, rows: int, cols: int) -> None:
         if (rows, cols) == (self._rows, self._cols):
