@@ -42,6 +42,7 @@ from mux.system.socket_trust import UntrustedSocket, connect_trusted
 from muxctl.clipboard import PasteBuffer, paste_frame
 from muxctl.errors import EXIT_FAILURE, EXIT_PRECONDITION, EXIT_USAGE, CtlError, SocketRefused
 from muxctl.key_names import control_byte
+from muxctl.lone_status import LoneStatus, StatusSource
 from muxctl.prefix_keys import WINDOW_SWITCHES, Command, DetachNow, PrefixKeys, Typed
 from muxctl.rawterm import RawTerminal, read_keys, window_size
 from muxctl.signal_wakeup import pending_signals, signal_wakeups
@@ -157,10 +158,13 @@ class AttachClient:
         *,
         read_only: bool = False,
         buffer: PasteBuffer | None = None,
+        status: StatusSource | None = None,
     ) -> None:
         """`read_only`: watch only (docs/attach-protocol.md#several-clients-and-read-only-ones):
         keys other than the detach key and the prefix's `d` are not sent. `buffer`:
-        what the prefix's `]` pastes (copy mode's)."""
+        what the prefix's `]` pastes (copy mode's). `status`: the text of a status line
+        on the terminal's last row (None: none)."""
+        self._status = LoneStatus(status) if status is not None else None
         self._read_only = read_only
         self._buffer = buffer or PasteBuffer()
         self._takes_paste = False  # WELCOME said so
@@ -204,8 +208,13 @@ class AttachClient:
         self._sock = sock
         self._conversation = ClientConversation()
         self._to_service = Outgoing()
+        if self._status is not None:
+            self._status.on = False  # (until WELCOME says the service keeps it)
+            self._status.again()
         hello = proto.Hello(
-            terminal_fd=self._out if os.isatty(self._out) else None, read_only=self._read_only
+            terminal_fd=self._out if os.isatty(self._out) else None,
+            read_only=self._read_only,
+            status=self._status is not None and window_size(self._out)[0] > 1,
         )
         # Pipelined: the size first, so the first repaint is already at this size.
         for frame in (hello, self._resize_frame(), proto.Attach(self._pane)):
@@ -228,6 +237,8 @@ class AttachClient:
         try:
             with signal_wakeups() as wake_fd, RawTerminal(self._in, self._out):
                 outcome = self._serve(wake_fd)
+                if self._status is not None and self._status.on:
+                    self._terminal.add(LoneStatus.given_back(window_size(self._out)[0]))
                 self._terminal.flush(FLUSH_TIMEOUT_SECONDS)
         finally:
             if self._sock is not None:
@@ -289,12 +300,14 @@ class AttachClient:
             )
             if reading_keys:
                 readable.append(self._in)
-            timeout = None
+            timeout = None if self._status is None else self._status.due_in()
             if self._detaching_since is not None:
                 timeout = self._detaching_since + DETACH_TIMEOUT_SECONDS - time.monotonic()
                 if timeout <= 0:
                     return self._detached()
             ready_to_read, ready_to_write, _ = select.select(readable, writable, [], timeout)
+            if self._status is not None and self._status.due_in() == 0:
+                self._look_at_status(self._status)
             if self._out in ready_to_write:
                 self._terminal.write()
             if sock_fd in ready_to_write:
@@ -308,6 +321,10 @@ class AttachClient:
                     outcome = self._from_keyboard()
                 if outcome is not None:
                     return outcome
+
+    def _look_at_status(self, status: LoneStatus) -> None:
+        if (frame := status.frame(self._pane, window_size(self._out)[1])) is not None:
+            self._say(frame)
 
     def _from_keyboard(self) -> Outcome | None:
         data = read_keys(self._in)
@@ -351,6 +368,8 @@ class AttachClient:
         for signum in pending_signals(wake_fd):
             if signum == signal.SIGWINCH:
                 self._say(self._resize_frame())
+                if self._status is not None:
+                    self._status.again()  # (fitted to the new width)
             elif signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
                 name = signal.Signals(signum).name
                 self._to_service.drop_unsent()
@@ -393,8 +412,12 @@ class AttachClient:
         # no more in frames, and the loop has nothing to write.
         if isinstance(frame, proto.Welcome):
             self._takes_paste = frame.paste
+            if self._status is not None:
+                self._status.on = frame.status
         elif isinstance(frame, proto.Attached):
             self._pane = frame.pane
+            if self._status is not None:
+                self._status.again()
             self._reconnect_until = None
         elif isinstance(frame, proto.Exited):
             return Outcome(f"[pane {self._pane} exited with status {frame.status}]")

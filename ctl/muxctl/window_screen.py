@@ -16,13 +16,13 @@ from collections.abc import Mapping
 
 from mux.protocol.modes import ScreenModes
 from mux.protocol.regions import Regions, border_cells, focus_border_cells
+from mux.protocol.status_row import STATUS_STYLE
 from muxctl.pane_screen import RESET, Cover, PaneScreen, row_form
 from muxctl.status_line import fit
 
 CLEAR = "\x1b[H\x1b[2J"
 HIDE_CURSOR = "\x1b[?25l"
 SHOW_CURSOR = "\x1b[?25h"
-STATUS_STYLE = "\x1b[0;30;42m"  # black on green, as tmux's status line
 FOCUS_COLOUR = "\x1b[32m"  # green: the focused pane's border
 
 # The cursor as drawn: (row, column) on the terminal, 0-based, and whether it is shown.

@@ -71,8 +71,8 @@ class Settings(BaseSettings):
     )
     status: bool = Field(
         default=True,
-        description="a status line at the bottom of `muxctl attach`'s window view "
-        "(muxctl.view_settings reads it)",
+        description="a status line at the bottom of every `muxctl attach`, the window "
+        "view's and a lone pane's (muxctl.view_settings reads it)",
     )
     mouse: bool = Field(
         default=True,

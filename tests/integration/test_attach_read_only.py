@@ -39,7 +39,8 @@ def test_a_watcher_sees_all_and_changes_nothing(service: Service, outer: OuterTm
     assert (first["read_only"], first["rows"], first["cols"]) == (False, 30, 100)
     assert (second["read_only"], second["rows"], second["cols"]) == (True, 20, 60)
     assert first["pid"] != second["pid"] and first["uid"] == second["uid"]
-    assert (service.panes()[pane]["rows"], service.panes()[pane]["cols"]) == (30, 100)
+    # (the writer's terminal, but its last row: the status line's)
+    assert (service.panes()[pane]["rows"], service.panes()[pane]["cols"]) == (29, 100)
 
     outer.type_line(watcher, "echo from-the-watcher-$((6*7))")
     outer.type_line(writer, "echo from-the-writer-$((6*7))")
@@ -47,7 +48,7 @@ def test_a_watcher_sees_all_and_changes_nothing(service: Service, outer: OuterTm
     assert "from-the-watcher" not in shown and "from-the-watcher" not in service.screen_text(pane)
     outer.resize(watcher, 15, 50)
     wait_for(lambda: list_clients(service, pane)[1]["rows"] == 15, what="the new size listed")
-    assert (service.panes()[pane]["rows"], service.panes()[pane]["cols"]) == (30, 100)
+    assert (service.panes()[pane]["rows"], service.panes()[pane]["cols"]) == (29, 100)
 
     outer.send_keys(watcher, "C-\\")  # the detach key works
     outer.wait_shown(watcher, "STATUS=0")

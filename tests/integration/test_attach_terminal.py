@@ -31,15 +31,16 @@ def test_attach_repaints_types_resizes_and_detaches(service: Service, outer: Out
 
     window = outer.open(outer.muxctl_line("attach", str(pane)), rows=30, cols=100)
     outer.wait_shown(window, "before-42")  # the repaint of what was there
-    # The pane takes the terminal's size.
-    service.wait_size(pane, 30, 100, what="the pane at the terminal's size")
+    # The pane takes the terminal's size, but the last row: the status line's.
+    service.wait_size(pane, 29, 100, what="the pane at the terminal's size")
+    outer.wait_shown(window, f"│ {pane}: ")
 
     outer.type_line(window, "echo typed-$((6*7))")
     outer.wait_shown(window, "typed-42")
     service.wait_screen(pane, "typed-42")
 
     outer.resize(window, 20, 70)
-    service.wait_size(pane, 20, 70, what="the pane following the terminal's resize")
+    service.wait_size(pane, 19, 70, what="the pane following the terminal's resize")
     outer.type_line(window, "echo cols=$COLUMNS")
     outer.wait_shown(window, "cols=70")
 

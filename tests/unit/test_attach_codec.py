@@ -25,6 +25,7 @@ from mux.protocol.attach import (
     ProtocolError,
     Repaint,
     Resize,
+    Status,
     Welcome,
     encode,
 )
@@ -35,8 +36,17 @@ frames = st.one_of(
         Hello,
         st.integers(min_value=0, max_value=1000),
         st.none() | st.integers(min_value=0, max_value=1 << 20),
+        st.booleans(),
+        st.booleans(),
     ),
-    st.builds(Welcome, st.integers(min_value=0, max_value=1000), st.booleans(), st.booleans()),
+    st.builds(
+        Welcome,
+        st.integers(min_value=0, max_value=1000),
+        st.booleans(),
+        st.booleans(),
+        st.booleans(),
+    ),
+    st.builds(Status, st.binary(max_size=300)),
     st.builds(Attach, st.integers(min_value=0, max_value=(1 << 64) - 1)),
     st.builds(Input, st.binary(max_size=300)),
     st.builds(Paste, st.binary(max_size=300)),
@@ -114,6 +124,9 @@ def test_keys_a_side_does_not_know_are_ignored() -> None:
         (_json_frame(0x01, {"version": 1, "terminal_fd": True}), "descriptor number"),
         (_json_frame(0x81, {"version": 1, "terminal": 1}), "true or false"),
         (_json_frame(0x81, {"terminal": True}), "version must be"),
+        (_json_frame(0x01, {"version": 1, "status": "yes"}), "true or false"),
+        (_json_frame(0x81, {"version": 1, "status": 1}), "true or false"),
+        (b"\x07\x00\x01\x00\x00", "larger than 16384"),
     ],
 )
 def test_malformed_frames_name_the_problem(raw: bytes, message: str) -> None:

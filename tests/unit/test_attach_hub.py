@@ -63,6 +63,9 @@ class StandInPane:
     def repaint(self) -> bytes:
         return b"\x1b[H\x1b[2J" + self.screen.encode()
 
+    def cursor_state(self) -> bytes:
+        return b"\x1b[1;1H"
+
     def send_input(self, data: bytes) -> None:
         self.typed += data
 

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from muxctl.attaching import Outcome
     from muxctl.client import MuxClient
     from muxctl.clipboard import PasteBuffer
+    from muxctl.lone_status import StatusSource
     from muxctl.prefix_keys import PrefixKeys
 
 
@@ -127,7 +128,12 @@ def _alone(
 
     while True:
         client = AttachClient(
-            parts.socket_path, pane, parts.keys, read_only=read_only, buffer=parts.buffer
+            parts.socket_path,
+            pane,
+            parts.keys,
+            read_only=read_only,
+            buffer=parts.buffer,
+            status=_status_source(bus, read_only),
         )
         client.connect(opened)
         outcome = client.run()
@@ -151,6 +157,31 @@ def _alone(
         if stopped:  # a signal ended copy mode: the attach ends too
             name = signal.Signals(stopped).name
             return pane, Outcome(f"[{name}: detached from pane {pane}]", 128 + stopped)
+
+
+def _status_source(bus: "MuxClient | None", read_only: bool) -> "StatusSource | None":
+    """The status line of a pane shown alone (`status`, on by default), as the window
+    view's: None for a host's pane (no bus to ask)."""
+    from muxctl.view_settings import status_line
+
+    if bus is None or not status_line():
+        return None
+
+    def text(pane: int, cols: int) -> str | None:
+        from muxctl.status_line import fit
+        from muxctl.window_commands import plain_entries, status_of
+
+        try:
+            windows, panes = plain_entries(bus, "ListWindows"), plain_entries(bus, "ListPanes")
+        except CtlError:  # (muxd upgrading, or gone: the attach says so itself)
+            return None
+        entry = next((p for p in panes if int(p["id"]) == pane), None)
+        if entry is None:
+            return None
+        shown = (int(entry.get("window") or 0), pane, False)
+        return fit(status_of(windows, panes, shown, "read-only" if read_only else "")[0], cols)
+
+    return text
 
 
 def _choose(bus: "MuxClient", pane: int, read_only: bool) -> tuple[int | None, int | None]:

@@ -223,8 +223,10 @@ class AttachHubOf(Generic[P]):
         the size rule is the client active last (tmux's default, `window-size latest`), so
         a small terminal that typed last, or left, never leaves a big one in a corner.
         MuxError when the pane refuses the size."""
-        size = client.size
-        if not client.read_only and pane.is_live and size not in (None, (pane.rows, pane.cols)):
+        if client.size is None or client.read_only or not pane.is_live:
+            return
+        size = (client.size[0] - client.status_rows, client.size[1])  # (less its status line)
+        if size != (pane.rows, pane.cols):
             pane.resize(*size)
 
     def clients(self, pane: P) -> list[ClientFacts]:

@@ -42,6 +42,7 @@ from typing import Generic, Protocol
 
 from mux.attach.attachable import P
 from mux.attach.pacing import Pacing, lag_bytes
+from mux.attach.status_line import StatusLine
 from mux.protocol import attach as proto
 from mux.protocol.attach_conversation import (
     PANE_CLOSED,
@@ -74,6 +75,7 @@ class ClientFacts:
     serial: int  # the order clients are listed in
     read_only: bool = False  # said in HELLO: it watches; no input, no resize
     size: tuple[int, int] | None = None  # its terminal's (its last RESIZE); None: not said
+    status_rows: int = 0  # rows of its terminal kept from the pane (a status line)
     last_active: float = field(default_factory=time.monotonic)  # attach, resize or input
 
 
@@ -129,6 +131,7 @@ class AttachSession(asyncio.Protocol, Generic[P]):
         self._attach_on_connect = attach_to
         self._pacing = Pacing(self._show_screen, self._lag_bytes, self._when_drained)
         self._terminal: TerminalWriter | None = None  # the client's, handed over in HELLO
+        self._status = StatusLine(self._write_output, self._live_pane)
 
     # -- asyncio.Protocol -------------------------------------------------------
 
@@ -174,6 +177,8 @@ class AttachSession(asyncio.Protocol, Generic[P]):
             self._attach_by_id(frame.pane)
         elif isinstance(frame, proto.Resize):
             self._resize(frame.rows, frame.cols)
+        elif isinstance(frame, proto.Status):
+            self._status.set_text(frame.data.decode(errors="replace"))
         elif isinstance(frame, proto.Detach):
             self._unsubscribe()
             self._send(proto.Detached())
@@ -193,9 +198,14 @@ class AttachSession(asyncio.Protocol, Generic[P]):
         if self._terminal is not None:  # a repeated HELLO says anew what the client offers
             self._terminal.close()
         self.client.read_only = hello.read_only
+        self._status.asked(hello.status)
+        self.client.status_rows = 0
         fd, pid = hello.terminal_fd, self.peer_pid
         self._terminal = None if fd is None or pid is None else self._host.terminal_of(pid, fd)
-        self._send(proto.Welcome(terminal=self._terminal is not None, paste=True))
+        welcome = proto.Welcome(
+            terminal=self._terminal is not None, paste=True, status=hello.status
+        )
+        self._send(welcome)
 
     def _attach_by_id(self, pane_id: int) -> None:
         try:
@@ -258,6 +268,7 @@ class AttachSession(asyncio.Protocol, Generic[P]):
         except MuxError as e:
             self._refuse(e)
             return
+        self.client.status_rows = self._status.resize(rows)
         self.client.size = (rows, cols)  # also what the next ATTACH applies
         if self.pane is None:
             return
@@ -272,6 +283,8 @@ class AttachSession(asyncio.Protocol, Generic[P]):
         if self._pacing.behind:
             self._pacing.skip(len(data))
             return
+        if not (data := self._status.stream(data)):
+            return  # (all of it the start of a sequence, kept until the rest comes)
         if (terminal := self._terminal) is not None:
             terminal.write(data)
             if terminal.backlog > self._lag_bytes():
@@ -304,11 +317,24 @@ class AttachSession(asyncio.Protocol, Generic[P]):
             self._transport.write(data)
 
     def _send_repaint(self, pane: P) -> None:
+        repaint = self._status.repainted(pane.repaint(), pane)
         if self._terminal is not None:
             self._terminal.discard()  # a repaint redraws all: what waits is out of date
-            self._terminal.write(pane.repaint())
+            self._terminal.write(repaint)
         else:
-            self._write(self._conversation.send_repaint(pane.repaint()))
+            self._write(self._conversation.send_repaint(repaint))
+
+    def _live_pane(self) -> P | None:
+        """The pane whose output the client is sent live now."""
+        live = not self._pacing.behind and not self._conversation.is_over
+        return self.pane if live else None
+
+    def _write_output(self, data: bytes) -> None:
+        """`data` to the client's terminal after what it was sent (not skipped)."""
+        if self._terminal is not None:
+            self._terminal.write(data)
+        elif self._transport is not None and not self._transport.is_closing():
+            self._transport.write(self._conversation.send_output(data))
 
     def repaint(self) -> None:
         if self.pane is not None and not self._pacing.behind and not self._conversation.is_over:

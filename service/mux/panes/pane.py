@@ -273,6 +273,9 @@ class Pane:
     def repaint(self) -> bytes:
         return self.view.repaint()
 
+    def cursor_state(self) -> bytes:
+        return self.view.cursor_state()
+
     def screen_lines(self) -> list[str]:
         return self.view.screen_lines()
 

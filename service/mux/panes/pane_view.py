@@ -131,6 +131,12 @@ class PaneView:
         repaint = self.screen.repaint().encode() + self.modes.sequence()
         return repaint + self.screen.undecoded_bytes()
 
+    def cursor_state(self) -> bytes:
+        """What puts the terminal's cursor, pen and modes back as the screen has them
+        (mux.terminal.screen), once what was printed so far is on it."""
+        self.catch_up_screen()
+        return self.screen.cursor_state().encode()
+
     def screen_lines(self) -> list[str]:
         self.catch_up_screen()
         return self.screen.lines()

@@ -26,6 +26,7 @@ MAX_PAYLOAD = 1 << 20
 # A HELLO is a few dozen bytes: a bound this small keeps connections that have not said
 # HELLO yet (attach_max_pending of them) from making the service buffer much.
 MAX_HELLO = 1 << 16
+MAX_STATUS = 1 << 14  # one line of text
 HEADER = struct.Struct(">BI")
 # Numbers in HELLO and WELCOME: a descriptor and a version fit in 31 bits.
 MAX_NUMBER = (1 << 31) - 1
@@ -43,6 +44,7 @@ class FrameType(IntEnum):
     RESIZE = 0x04
     DETACH = 0x05
     PASTE = 0x06
+    STATUS = 0x07
     # service -> client
     WELCOME = 0x81
     ATTACHED = 0x82
@@ -127,11 +129,13 @@ class Hello(_Versioned):
     """`terminal_fd`: the client's own descriptor number of the terminal it shows the
     pane on, offered for the service to write the pane's output to itself
     (docs/attach-protocol.md#the-terminal-handed-over); None: not offered.
-    `read_only`: the client only watches (docs/attach-protocol.md#read-only-clients)."""
+    `read_only`: the client only watches (docs/attach-protocol.md#read-only-clients).
+    `status`: its terminal's last row is for a status line (STATUS), not the pane."""
 
     kind = FrameType.HELLO
     terminal_fd: int | None = None
     read_only: bool = False
+    status: bool = False
 
     def payload(self) -> bytes:
         body: dict[str, object] = {"version": self.version}
@@ -139,6 +143,8 @@ class Hello(_Versioned):
             body["terminal_fd"] = self.terminal_fd
         if self.read_only:
             body["read_only"] = True
+        if self.status:
+            body["status"] = True
         return json.dumps(body).encode()
 
     @classmethod
@@ -149,33 +155,37 @@ class Hello(_Versioned):
             raise ProtocolError(
                 f"HELLO: terminal_fd must be a descriptor number (0 to {MAX_NUMBER})"
             )
-        read_only = value.get("read_only", False)
-        if not isinstance(read_only, bool):
-            raise ProtocolError("HELLO: read_only must be true or false")
-        return cls(cls._version(value), terminal_fd, read_only)
+        read_only, status = value.get("read_only", False), value.get("status", False)
+        if not isinstance(read_only, bool) or not isinstance(status, bool):
+            raise ProtocolError("HELLO: read_only and status must be true or false")
+        return cls(cls._version(value), terminal_fd, read_only, status)
 
 
 @dataclass(frozen=True)
 class Welcome(_Versioned):
     """`terminal`: the service writes the pane's output to the terminal the client
     offered, instead of sending OUTPUT and REPAINT frames. `paste`: it takes PASTE
-    (a muxd from before PASTE says nothing of it: the client then types the text)."""
+    (a muxd from before PASTE says nothing of it: the client then types the text).
+    `status`: it keeps the status line the client asked for (and takes STATUS)."""
 
     kind = FrameType.WELCOME
     terminal: bool = False
     paste: bool = False
+    status: bool = False
 
     def payload(self) -> bytes:
         body = {"version": self.version, "terminal": self.terminal, "paste": self.paste}
-        return json.dumps(body).encode()
+        return json.dumps(body | {"status": True} if self.status else body).encode()
 
     @classmethod
     def parse(cls, payload: bytes) -> "Welcome":
         value = cls._object(payload)
-        terminal, paste = value.get("terminal", False), value.get("paste", False)
-        if not isinstance(terminal, bool) or not isinstance(paste, bool):
-            raise ProtocolError("WELCOME: terminal and paste must be true or false")
-        return cls(cls._version(value), terminal, paste)
+        terminal, paste, status = (value.get(key, False) for key in ("terminal", "paste", "status"))
+        if not (
+            isinstance(terminal, bool) and isinstance(paste, bool) and isinstance(status, bool)
+        ):
+            raise ProtocolError("WELCOME: terminal, paste and status must be true or false")
+        return cls(cls._version(value), terminal, paste, status)
 
 
 @dataclass(frozen=True)
@@ -230,11 +240,12 @@ class Attached(_Packed):
 @dataclass(frozen=True)
 class _Bytes(Frame):
     data: bytes
+    MAX_LENGTH: ClassVar[int] = MAX_PAYLOAD
 
     @classmethod
     def check_length(cls, length: int) -> None:
-        if length > MAX_PAYLOAD:
-            raise ProtocolError(f"a frame of {length} bytes is larger than {MAX_PAYLOAD}")
+        if length > cls.MAX_LENGTH:
+            raise ProtocolError(f"a frame of {length} bytes is larger than {cls.MAX_LENGTH}")
 
     def payload(self) -> bytes:
         return self.data
@@ -255,6 +266,15 @@ class Paste(_Bytes):
     paste, bracketed when the program asked for that (docs/attach-protocol.md#paste)."""
 
     kind = FrameType.PASTE
+
+
+@dataclass(frozen=True)
+class Status(_Bytes):
+    """The text (UTF-8) of the client's status line, which the service draws on the
+    terminal's last row (docs/attach-protocol.md#the-status-line)."""
+
+    kind = FrameType.STATUS
+    MAX_LENGTH = MAX_STATUS
 
 
 @dataclass(frozen=True)
@@ -311,6 +331,7 @@ FRAME_TYPES: dict[FrameType, type[Frame]] = {
         Attach,
         Input,
         Paste,
+        Status,
         Resize,
         Detach,
         Attached,

@@ -29,8 +29,9 @@ The rules:
    answer: a client pipelines HELLO, RESIZE and ATTACH, and may type before
    ATTACHED arrives, so it may send INPUT once it has asked for a pane. The
    service, which knows, takes INPUT only once it has said ATTACHED: INPUT
-   after a refused ATTACH is a protocol error. RESIZE is taken as soon as the
-   client is greeted (it sets the size of the next ATTACH).
+   after a refused ATTACH is a protocol error. RESIZE and STATUS are taken as
+   soon as the client is greeted (they set the size and the status line of the
+   next ATTACH).
 6. `OpenAttach` hands out a connection whose client has, in effect, said
    HELLO and ATTACH and whose service has said WELCOME
    (docs/attach-protocol.md#openattach).
@@ -62,6 +63,7 @@ from mux.protocol.attach import (
     ProtocolError,
     Repaint,
     Resize,
+    Status,
     Welcome,
     encode,
 )
@@ -77,7 +79,7 @@ SERVICE_UPGRADING: Final = "ServiceUpgrading"  # the same panes are there to rea
 # A limit of the service's (no HELLO in time, too many connections waiting to say it).
 LIMIT_EXCEEDED: Final = "LimitExceeded"
 
-ClientFrame = Hello | Attach | Input | Paste | Resize | Detach
+ClientFrame = Hello | Attach | Input | Paste | Resize | Status | Detach
 ServiceFrame = Welcome | Attached | Output | Repaint | Exited | Error | Detached
 
 
@@ -112,6 +114,7 @@ class Say(Enum):
     INPUT = FrameType.INPUT
     PASTE = FrameType.PASTE
     RESIZE = FrameType.RESIZE
+    STATUS = FrameType.STATUS
     DETACH = FrameType.DETACH
     WELCOME = FrameType.WELCOME
     ATTACHED = FrameType.ATTACHED
@@ -130,10 +133,12 @@ TRANSITIONS: Final[dict[tuple[Role, State, Say], State]] = {
     (_C, State.NEW, Say.HELLO): State.GREETED,
     (_C, State.GREETED, Say.HELLO): State.GREETED,
     (_C, State.GREETED, Say.RESIZE): State.GREETED,
+    (_C, State.GREETED, Say.STATUS): State.GREETED,  # as RESIZE
     (_C, State.GREETED, Say.ATTACH): State.ATTACHING,
     (_C, State.GREETED, Say.DETACH): State.DETACHING,
     (_C, State.ATTACHING, Say.HELLO): State.ATTACHING,
     (_C, State.ATTACHING, Say.RESIZE): State.ATTACHING,
+    (_C, State.ATTACHING, Say.STATUS): State.ATTACHING,
     (_C, State.ATTACHING, Say.ATTACH): State.ATTACHING,
     (_C, State.ATTACHING, Say.INPUT): State.ATTACHING,  # the service: once ATTACHED (rule 5)
     (_C, State.ATTACHING, Say.PASTE): State.ATTACHING,  # as INPUT
@@ -162,6 +167,7 @@ _CLIENT_KINDS: Final = frozenset(
         FrameType.INPUT,
         FrameType.PASTE,
         FrameType.RESIZE,
+        FrameType.STATUS,
         FrameType.DETACH,
     }
 )

@@ -54,6 +54,12 @@ _REPEATED = re.compile(r"(.)(?:\x1b\[|\x9b)(\d{1,5})b", re.DOTALL)
 
 # A scroll region in avt's dump (`CSI top;bottom r`; the dump writes CSI as U+009B).
 _SCROLL_REGION = re.compile(r"\x9b\d*;\d*r")
+# The end of avt's dump: the origin mode and the scroll region when set, then the
+# cursor's position (the last CUP), and after it what puts back the pen, the
+# character sets and the modes (and the last character again when a wrap is pending).
+_CURSOR_STATE = re.compile(
+    r"(?:\x9b\?6h)?(?:\x9b\d+;\d+r)?\x9b\d+;\d+H(?!.*\x9b\d+;\d+H)", re.DOTALL
+)
 
 # avt reports its internal failures as Rust panics, which reach Python as
 # pyo3's PanicException: a BaseException. Only these pass through untouched.
@@ -154,6 +160,18 @@ class Screen:
     def cursor(self) -> tuple[int, int]:
         """(row, column) of the cursor, 0-based (not a client's use: output decides it)."""
         return self._guarded(lambda vt: (vt.cursor.row, vt.cursor.col), lambda: (0, 0))
+
+    def cursor_state(self) -> str:
+        """What puts back this screen's cursor, pen, character sets, scroll region,
+        origin, insert and wrap modes on a terminal showing it, after something else
+        was drawn there (a status line, docs/windows.md#the-status-line)."""
+        self.last_used = time.monotonic()
+        dump = self._guarded(lambda vt: vt.dump(), lambda: "")
+        found = _CURSOR_STATE.search(dump)
+        state = dump[found.start() :] if found is not None else "\x9b1;1H"
+        if _SCROLL_REGION.search(state) is None:  # (only before the CUP, if anywhere)
+            state = f"\x9b1;{self._rows}r" + state  # the whole screen: its own region
+        return state.replace("\x9b", "\x1b[")
 
     def undecoded_bytes(self) -> bytes:
         """The start of a UTF-8 sequence fed but not yet complete."""
