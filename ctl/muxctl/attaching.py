@@ -269,6 +269,10 @@ class AttachClient:
         assert self._sock is not None
         self._sock.close()
         self._sock = None
+        if self._status is not None and self._status.on:
+            rows, cols = window_size(self._out)
+            self._terminal.add(self._status.saying("reattaching after an upgrade", rows, cols))
+            self._terminal.flush(FLUSH_TIMEOUT_SECONDS)
         while True:
             try:
                 self.connect()

@@ -10,6 +10,9 @@ import time
 from collections.abc import Callable
 
 from mux.protocol import attach as proto
+from mux.protocol.status_row import STATUS_STYLE
+from mux.protocol.visible import visible
+from muxctl.status_line import fit
 
 # The text for (pane, columns), None when it cannot be had now (muxd upgrading).
 StatusSource = Callable[[int, int], str | None]
@@ -45,6 +48,13 @@ class LoneStatus:
             return None
         self._sent = text
         return proto.Status(text.encode())
+
+    def saying(self, state: str, rows: int, cols: int) -> bytes:
+        """What shows `state` on the status line while muxd cannot (its upgrade), its
+        cursor kept; muxd draws the line anew once it is back."""
+        self.again()
+        text = fit(f" {visible(state)}", cols).encode()
+        return b"\x1b7\x1b[%d;1H%s\x1b[2K%s\x1b[0m\x1b8" % (rows, STATUS_STYLE.encode(), text)
 
     @staticmethod
     def given_back(rows: int) -> bytes:

@@ -174,6 +174,11 @@ def test_attach_survives_an_upgrade(service: Service, outer: OuterTmux) -> None:
     service.muxctl("upgrade", check=True)
     outer.type_line(window, "echo after-upgrade-$((5*5))")
     outer.wait_shown(window, "after-upgrade-25")
+    # The status line is the new muxd's (the old one's said it was reattaching).
+    wait_for(
+        lambda: outer.capture(window).split("\n")[29].startswith(" 0:bash*  │"),
+        what="the status line after the upgrade",
+    )
     outer.send_keys(window, "C-\\")
     outer.wait_shown(window, "STATUS=0")
 
