@@ -113,7 +113,7 @@ def test_new_spawns_at_the_terminal_size_and_attaches(service: Service, outer: O
         rows=27,
         cols=91,
     )
-    outer.wait_shown(window, "size=27 91")
+    outer.wait_shown(window, "size=26 91")  # (the last row: the status line's)
     (fresh,) = [p for p in service.panes().values() if p["title"] == "fresh"]
     outer.type_line(window, "echoed-by-cat")
     service.wait_screen(fresh["id"], "echoed-by-cat")

@@ -17,11 +17,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def check(args: argparse.Namespace) -> None:
     from muxctl.rawterm import window_size
+    from muxctl.view_settings import status_line
     from muxctl.wire import Variant
 
     attach.check_terminal(args)
     spawn.check(args)
     rows, cols = window_size(1)
+    if args.host is None and status_line() and rows > 1:
+        rows -= 1  # the last row: the status line's (a host's pane, shown alone, has none)
     args.options.setdefault("rows", Variant("q", rows))
     args.options.setdefault("cols", Variant("q", cols))
 
