@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from mux.terminal import fast_forward
 from mux.terminal.fast_forward import MIN_SKIP_CHARS, ends_in_ground, skippable
 from mux.terminal.screen import Screen
+from tests.splits import pieces as cut_into
 
 ROWS, COLS = 6, 30
 
@@ -117,12 +118,7 @@ PIECES = st.sampled_from(
 def test_skipping_leaves_the_same_screen_as_emulating_everything(
     pieces: list[str], cuts: list[int]
 ) -> None:
-    data = "".join(pieces).encode()
-    batches, last = [], 0
-    for cut in sorted(c % (len(data) + 1) for c in cuts):
-        batches.append(data[last:cut])
-        last = cut
-    batches.append(data[last:])
+    batches = cut_into("".join(pieces).encode(), cuts)
 
     fast = Screen(ROWS, COLS)
     for batch in batches:

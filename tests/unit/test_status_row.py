@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from mux.protocol.status_row import StatusRow
 from mux.terminal.screen import Screen
+from tests.splits import pieces as cut_into
 
 ROWS, COLS = 8, 30  # the pane's; the terminal has one more row
 
@@ -136,9 +137,7 @@ def test_the_terminal_shows_the_pane_above_and_the_line_below(
     # As an attach starts: the pane's repaint, then the line.
     terminal.feed_str(row.rewrite(pane.repaint().encode()).decode())
     terminal.feed_str(row.draw("the status", pane.cursor_state().encode()).decode())
-    points = sorted(c % (len(data) + 1) for c in cuts)
-    for start, end in zip([0, *points], [*points, len(data)], strict=True):
-        chunk = data[start:end]
+    for chunk in cut_into(data, cuts):
         terminal.feed_str(utf8.decode(row.rewrite(chunk)))
         pane.feed(chunk)
         if row.dirty and row.safe:  # as muxd: once what was written is in the pane's screen
