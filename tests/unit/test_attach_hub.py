@@ -497,6 +497,39 @@ def test_a_client_behind_a_flood_is_shown_the_latest_screen_until_the_flood_ends
     run(test)
 
 
+def test_a_client_with_a_status_line_gets_a_pane_a_row_shorter_and_its_line_drawn() -> None:
+    """HELLO `status`: the pane takes the terminal less its last row; the line's text
+    (STATUS) is drawn there, escaped, after the repaint and when it changes; ListClients
+    lists the whole terminal."""
+
+    async def test() -> None:
+        hub, directory = make_hub()
+        pane = directory.add(1)
+        client = connect(hub, peer_pid=os.getpid())
+        await client.send(
+            proto.Hello(status=True), proto.Resize(10, 40), proto.Status(b"first"), proto.Attach(1)
+        )
+        assert (await client.wait_for(proto.Welcome)).status
+        await client.wait_for(proto.Repaint)
+        assert (pane.rows, pane.cols) == (9, 40)
+        assert [c.size for c in hub.clients(pane)] == [(10, 40)]
+
+        def shown() -> bytes:  # (the first drawing comes with the repaint)
+            return b"".join(
+                f.data for f in client.frames if isinstance(f, proto.Repaint | proto.Output)
+            )
+
+        await client.until(lambda: b"first" in shown(), "the line drawn")
+        assert b"\x1b[10;1H" in shown()  # on the terminal's last row
+        await client.send(proto.Status(b"second \x1b[2J"))
+        await client.until(lambda: b"second \\x1b[2J" in shown(), "the new text")
+        pane.print(b"\x1b[r\x1b[99;1Hbottom")  # kept off the last row
+        await client.until(lambda: b"bottom" in shown(), "the output")
+        assert b"\x1b[1;9r\x1b[9;1Hbottom" in client.output()
+
+    run(test)
+
+
 # -- an OpenAttach socket counts from the moment it is handed out ------------------
 
 

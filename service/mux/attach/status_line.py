@@ -58,6 +58,7 @@ class StatusLine:
         """A repaint of `pane` to send, with the line drawn after it."""
         if (row := self._row) is None:
             return repaint
+        row.restart()
         repaint = row.rewrite(repaint)
         if row.safe and row.pane_rows:
             repaint += row.draw(self._text, pane.cursor_state())

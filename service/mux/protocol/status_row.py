@@ -76,6 +76,11 @@ class StatusRow:
         style = STATUS_STYLE.encode()
         return status + style + b"\x1b[2K" + line + b"\x1b[0m\x1b[?7h" + cursor_state
 
+    def restart(self) -> None:
+        """A repaint starts the stream anew (its first ESC ends whatever sequence the
+        terminal was in): what was held back of the old one is dropped."""
+        self._held, self._string = b"", None
+
     def rewrite(self, data: bytes) -> bytes:
         """`data` as the terminal is to get it: its sequences kept off the status line;
         an unfinished sequence at its end waits for the next chunk."""
