@@ -270,6 +270,7 @@ def test_builds_and_passes_lintian_in_a_debian_unstable_chroot(tmp_path: Path) -
         "python3-secretstorage (>= 3.3.3)",
         "python3-zstandard (>= 0.20.0)",
         "python3-wcwidth (>= 0.7)",
+        "python3-aiohttp (>= 3.10.11)",
     ):
         assert bound in depends, depends
     for path in (

@@ -32,6 +32,7 @@ VERBS = (
     "start",
     "forget-contents",
     "hosts",
+    "web",
     "where",
     "upgrade",
     "stop",

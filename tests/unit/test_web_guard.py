@@ -1,0 +1,165 @@
+"""Who may use `muxctl web` (muxctl.web.guard, muxctl.web.server): the login link
+once, a session cookie after it, the server's own Host and Origin only; each refusal
+over real HTTP to the real application (aiohttp's test server), D-Bus stood in for."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from muxctl.web import guard as guard_module
+from muxctl.web.guard import COOKIE, Guard, own_hosts
+from muxctl.web.server import make_app
+
+PANES = [
+    {
+        "id": 1,
+        "window": 1,
+        "title": "<script>alert(1)</script>",
+        "program": "bash",
+        "cwd": "/home/someone",
+        "state": "running",
+        "screen": ["$ echo hi", "hi"],
+    }
+]
+
+
+class StandInClient:
+    """What the server asks of muxctl's D-Bus client, for panes_source.overview."""
+
+    closed = False
+
+    def call(self, member: str, body: list[Any] | None = None) -> list[Any]:
+        class V:
+            def __init__(self, value: Any) -> None:
+                self.value = value
+
+        if member == "ListPanes":
+            pane = PANES[0]
+            return [
+                [
+                    {"id": V(1), "window": V(1), "title": V(pane["title"]), "argv": V(["bash"])}
+                    | {"cwd": V(pane["cwd"]), "state": V("running"), "exit_status": V(0)}
+                ]
+            ]
+        return [["$ echo hi", "hi"]]
+
+    def close(self) -> None:
+        self.closed = True
+
+
+if TYPE_CHECKING:  # (TestClient is generic only to type checkers before aiohttp 3.11)
+    Scenario = Callable[[TestClient[Any, Any], Guard, str], Awaitable[None]]
+
+
+def run(scenario: Scenario) -> None:
+    async def main() -> None:
+        guard = Guard(frozenset())
+        server = TestServer(make_app(guard, StandInClient), host="127.0.0.1")  # type: ignore[arg-type]
+        async with TestClient(server) as client:
+            host = f"127.0.0.1:{server.port}"
+            guard.serve_hosts(own_hosts("127.0.0.1", server.port or 0))
+            await scenario(client, guard, host)
+
+    asyncio.run(main())
+
+
+async def _logged_in(client: TestClient[Any, Any], guard: Guard) -> str:
+    answer = await client.get(f"/login?token={guard.token}", allow_redirects=False)
+    assert answer.status == 303 and answer.headers["Location"] == "/"
+    cookie = answer.cookies[COOKIE]
+    assert cookie["httponly"] and cookie["samesite"] == "Strict" and cookie["path"] == "/"
+    return cookie.value
+
+
+def test_the_login_link_once_then_the_cookie_opens_every_page() -> None:
+    async def scenario(client: TestClient[Any, Any], guard: Guard, host: str) -> None:
+        session = await _logged_in(client, guard)
+        again = await client.get(f"/login?token={guard.token}", allow_redirects=False)
+        assert again.status == 403, "the link is spent"
+        page = await client.get("/", cookies={COOKIE: session})
+        assert page.status == 200 and "overview.js" in await page.text()
+        csp = page.headers["Content-Security-Policy"]
+        assert "script-src 'self'" in csp and "unsafe-inline" not in csp
+        assert page.headers["X-Content-Type-Options"] == "nosniff"
+        panes = await (await client.get("/api/panes", cookies={COOKIE: session})).json()
+        assert panes["panes"][0]["title"] == "<script>alert(1)</script>"  # (shown as text)
+        assert panes["panes"][0]["screen"] == ["$ echo hi", "hi"]
+
+    run(scenario)
+
+
+@pytest.mark.parametrize("path", ["/", "/api/panes", "/static/overview.js"])
+def test_no_cookie_or_a_made_up_one_is_refused(path: str) -> None:
+    async def scenario(client: TestClient[Any, Any], guard: Guard, host: str) -> None:
+        assert (await client.get(path)).status == 401
+        assert (await client.get(path, cookies={COOKIE: "made-up"})).status == 401
+
+    run(scenario)
+
+
+def test_another_host_name_is_refused_even_with_the_cookie() -> None:
+    """A page of a DNS-rebinding attacker's name reaches 127.0.0.1 with its own Host."""
+
+    async def scenario(client: TestClient[Any, Any], guard: Guard, host: str) -> None:
+        session = await _logged_in(client, guard)
+        for name in ("evil.example:" + host.split(":")[1], "127.0.0.1:1", ""):
+            answer = await client.get("/", cookies={COOKIE: session}, headers={"Host": name})
+            assert answer.status == 421, name
+        answer = await client.get(f"/login?token={guard.token}", headers={"Host": "evil.example"})
+        assert answer.status == 421
+        own = await client.get("/", cookies={COOKIE: session}, headers={"Host": host})
+        assert own.status == 200
+
+    run(scenario)
+
+
+def test_another_origin_is_refused() -> None:
+    """A page on another port of 127.0.0.1 is same-site: the browser sends it the Strict
+    cookie; only the Origin tells it apart."""
+
+    async def scenario(client: TestClient[Any, Any], guard: Guard, host: str) -> None:
+        session = await _logged_in(client, guard)
+        other = {"Origin": "http://127.0.0.1:1"}
+        answer = await client.get("/api/panes", cookies={COOKIE: session}, headers=other)
+        assert answer.status == 403
+        post = await client.post("/api/panes", cookies={COOKIE: session})
+        assert post.status == 403, "a change without an Origin is refused"
+        own = {"Origin": f"http://{host}"}
+        assert (
+            await client.get("/api/panes", cookies={COOKIE: session}, headers=own)
+        ).status == 200
+
+    run(scenario)
+
+
+def test_a_login_link_or_a_session_too_old_is_void(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def scenario(client: TestClient[Any, Any], guard: Guard, host: str) -> None:
+        now = guard_module.time.monotonic()
+        monkeypatch.setattr(
+            guard_module.time, "monotonic", lambda: now + guard_module.TOKEN_SECONDS + 1
+        )
+        answer = await client.get(f"/login?token={guard.token}", allow_redirects=False)
+        assert answer.status == 403
+
+    run(scenario)
+
+    async def session_ages(client: TestClient[Any, Any], guard: Guard, host: str) -> None:
+        session = await _logged_in(client, guard)
+        now = guard_module.time.monotonic()
+        monkeypatch.setattr(
+            guard_module.time, "monotonic", lambda: now + guard_module.SESSION_SECONDS + 1
+        )
+        assert (await client.get("/", cookies={COOKIE: session})).status == 401
+
+    monkeypatch.undo()
+    run(session_ages)
+
+
+def test_the_hosts_of_a_loopback_server() -> None:
+    assert own_hosts("127.0.0.1", 8080) == {"127.0.0.1:8080", "localhost:8080", "[::1]:8080"}
+    assert own_hosts("::1", 80) == {"127.0.0.1:80", "localhost:80", "[::1]:80"}
