@@ -291,6 +291,18 @@ class Service:
 
     # -- talking to it --------------------------------------------------------
 
+    def muxctl_process(
+        self, *args: str, env: dict[str, str] | None = None
+    ) -> subprocess.Popen[str]:
+        """muxctl running in the background, its output in pipes (text)."""
+        return subprocess.Popen(
+            [sys.executable, "-m", "muxctl", *args],
+            env=self.env if env is None else env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
     def muxctl(
         self,
         *args: str,

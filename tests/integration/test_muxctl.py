@@ -16,7 +16,6 @@ import pwd
 import re
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -701,13 +700,7 @@ def test_autostart_waits_for_a_muxd_that_is_already_starting(idle: Service) -> N
     # Hold the lock exactly as a muxd in the middle of its startup holds it.
     with open(idle.runtime / "muxd.lock", "ab") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        client = subprocess.Popen(
-            [sys.executable, "-m", "muxctl", "where", "--json"],
-            env=idle.env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
+        client = idle.muxctl_process("where", "--json")
         try:
             wait_for(
                 lambda: log.exists() and "already running" in log.read_text(),

@@ -7,8 +7,6 @@ from __future__ import annotations
 import http.client
 import os
 import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -24,13 +22,7 @@ CHROMIUM = "/usr/bin/chromium"
 @pytest.fixture
 def web(service: Service) -> Iterator[str]:
     """A running `muxctl web --no-open`: the login link it printed."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "muxctl", "web", "--no-open"],
-        env=service.env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = service.muxctl_process("web", "--no-open")
     try:
         assert process.stdout is not None
         link = process.stdout.readline().strip()
@@ -125,9 +117,7 @@ def test_the_browser_is_opened_through_a_file_only_the_user_reads(
     fake.write_text(f'#!/bin/sh\necho "$@" > {opened}\n')
     fake.chmod(0o755)
     env = {**service.env, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "muxctl", "web"], env=env, stdout=subprocess.PIPE, text=True
-    )
+    process = service.muxctl_process("web", env=env)
     try:
         assert process.stdout is not None
         link = process.stdout.readline().strip()
