@@ -5,6 +5,7 @@ the terminal after the attach, and anything that is not a terminal is relayed as
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import pty
@@ -178,7 +179,9 @@ def test_frames_while_exited_waits_for_the_terminal_change_nothing(
     client.send(proto.Input(b"go\r"))
     service.wait_exited(pane)
     other = service.spawn(["sh", "-c", "exec cat"])
-    client.send(proto.Input(b"late keys"), proto.Resize(10, 20), proto.Attach(other))
+    # (On a loaded machine the second may pass first: EXITED came, nothing was acted on.)
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        client.send(proto.Input(b"late keys"), proto.Resize(10, 20), proto.Attach(other))
     terminal.read_slowly_until(client, lambda: client.closed, "the connection did not end")
     assert [f.status for f in client.frames if isinstance(f, proto.Exited)] == [4]
     assert not any(isinstance(f, proto.Attached) and f.pane == other for f in client.frames)
