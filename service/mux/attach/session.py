@@ -285,15 +285,10 @@ class AttachSession(asyncio.Protocol, Generic[P]):
             return
         if not (data := self._status.stream(data)):
             return  # (all of it the start of a sequence, kept until the rest comes)
-        if (terminal := self._terminal) is not None:
-            terminal.write(data)
-            if terminal.backlog > self._lag_bytes():
-                self.pause_writing()
-                terminal.when_drained(self.resume_writing)
-            return
-        if (transport := self._transport) is None or transport.is_closing():
-            return
-        transport.write(self._conversation.send_output(data))
+        self._write_output(data)
+        if (terminal := self._terminal) is not None and terminal.backlog > self._lag_bytes():
+            self.pause_writing()
+            terminal.when_drained(self.resume_writing)
 
     def _lag_bytes(self) -> int:
         pane = self.pane
