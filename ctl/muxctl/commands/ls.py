@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from muxctl.client import MuxClient
 
 
-def _state(pane: dict[str, Any]) -> str:
+def pane_state(pane: dict[str, Any]) -> str:
+    """What a pane is doing, in a word (also the web overview's)."""
     if pane["state"] in ("running", "held"):  # held: restored, waiting for `muxctl start`
         return str(pane["state"])
     status = pane["exit_status"]
@@ -78,7 +79,7 @@ def run(args: argparse.Namespace, client: "MuxClient") -> int:
         return 0
     rows = []
     for p in panes:
-        state = _state(p)
+        state = pane_state(p)
         host = [p["host"] or "-"] if args.all_hosts else []
         rows.append(
             [

@@ -3,7 +3,7 @@ server asks from one worker thread, never from its event loop)."""
 
 from typing import TYPE_CHECKING, Any
 
-from mux.protocol.names import EXIT_STATUS_NOT_STARTED, EXIT_STATUS_UNKNOWN
+from muxctl.commands.ls import pane_state
 
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
@@ -30,18 +30,8 @@ def overview(client: "MuxClient") -> list[dict[str, Any]]:
                 "title": pane.get("title", ""),
                 "program": str((pane.get("argv") or [""])[0]).rsplit("/", 1)[-1],
                 "cwd": pane.get("cwd", ""),
-                "state": state_of(pane),
+                "state": pane_state(pane),
                 "screen": list(lines)[:MAX_ROWS_SHOWN],
             }
         )
     return panes
-
-
-def state_of(pane: dict[str, Any]) -> str:
-    """running, held (waiting to be restored), or exited with its status."""
-    if pane["state"] in ("running", "held"):
-        return str(pane["state"])
-    status = pane.get("exit_status")
-    if status in (EXIT_STATUS_NOT_STARTED, EXIT_STATUS_UNKNOWN):
-        return "exited"
-    return f"exited ({status})"
