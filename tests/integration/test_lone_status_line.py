@@ -36,7 +36,7 @@ def test_output_scrolls_above_the_status_line_into_the_terminals_scrollback(
     pane, term = _lone(service, outer)
     assert _last_row(outer, term).startswith(" 0:bash*  │ "), _last_row(outer, term)
     outer.type_line(term, "seq 1 200")
-    shown = outer.wait_shown(term, "\n200\n")
+    shown = outer.wait_shown(term, "\n200\nmux$")  # (the prompt follows seq's output)
     rows = shown.split("\n")
     assert rows[ROWS - 1].startswith(" 0:bash*"), "the status line stayed on the last row"
     assert rows[ROWS - 2].startswith("mux$"), "the prompt on the pane's last row"
