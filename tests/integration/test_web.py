@@ -7,33 +7,15 @@ from __future__ import annotations
 import http.client
 import os
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import pytest
-from playwright.sync_api import expect, sync_playwright
+from playwright.sync_api import expect
 
 from tests.harness import Service, wait_for
+from tests.web_browser import browser_page, web
 
-CHROMIUM = "/usr/bin/chromium"
-
-
-@pytest.fixture
-def web(service: Service) -> Iterator[str]:
-    """A running `muxctl web --no-open`: the login link it printed."""
-    process = service.muxctl_process("web", "--no-open")
-    try:
-        assert process.stdout is not None
-        link = process.stdout.readline().strip()
-        assert link.startswith("http://127.0.0.1:"), (
-            link,
-            process.stderr and process.stderr.read(),
-        )
-        yield link
-    finally:
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=10) == 0, "muxctl web ends cleanly on SIGTERM"
+__all__ = ["web"]  # (a fixture)
 
 
 def _get(link: str, path: str, headers: dict[str, str] | None = None) -> http.client.HTTPResponse:
@@ -51,34 +33,23 @@ def test_the_overview_shows_every_pane_and_its_screen_in_a_browser(
     other = service.spawn(["sh", "-c", "echo second-pane; exec sleep 600"])
     service.wait_screen(shell, "from-the-pane-42")
     service.wait_screen(other, "second-pane")
-    errors: list[str] = []
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--disable-gpu"])
-        try:
-            page = browser.new_page(viewport={"width": 1200, "height": 800})
-            page.on(
-                "console", lambda message: message.type == "error" and errors.append(message.text)
-            )
-            page.goto(web)
-            assert urlsplit(page.url).path == "/" and "token" not in page.url
-            card = page.locator(f'article.pane[data-pane="{shell}"]')
-            expect(card.locator("pre")).to_contain_text("from-the-pane-42")
-            expect(card.locator("header")).to_contain_text("<b>not bold</b>")  # as text
-            assert card.locator("header b").count() == 0
-            expect(page.locator("article.pane")).to_have_count(2)
-            page.screenshot(path=tmp_path / "overview.png")
-            # New output shows without a reload.
-            service.call("SendInput", "tay", [other, b""])  # (nothing: it reads nothing)
-            third = service.spawn(["sh", "-c", "echo third-pane; exec sleep 600"])
-            expect(page.locator(f'article.pane[data-pane="{third}"] pre')).to_contain_text(
-                "third-pane"
-            )
-            page.fill("#filter", "second-pane")
-            expect(page.locator("article.pane")).to_have_count(1)
-            cookie = next(c for c in page.context.cookies() if c["name"] == "mux_session")
-            assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
-        finally:
-            browser.close()
+    with browser_page() as (page, errors):
+        page.goto(web)
+        assert urlsplit(page.url).path == "/" and "token" not in page.url
+        card = page.locator(f'article.pane[data-pane="{shell}"]')
+        expect(card.locator("pre")).to_contain_text("from-the-pane-42")
+        expect(card.locator("header")).to_contain_text("<b>not bold</b>")  # as text
+        assert card.locator("header b").count() == 0
+        expect(page.locator("article.pane")).to_have_count(2)
+        page.screenshot(path=tmp_path / "overview.png")
+        # New output shows without a reload.
+        service.call("SendInput", "tay", [other, b""])  # (nothing: it reads nothing)
+        third = service.spawn(["sh", "-c", "echo third-pane; exec sleep 600"])
+        expect(page.locator(f'article.pane[data-pane="{third}"] pre')).to_contain_text("third-pane")
+        page.fill("#filter", "second-pane")
+        expect(page.locator("article.pane")).to_have_count(1)
+        cookie = next(c for c in page.context.cookies() if c["name"] == "mux_session")
+        assert cookie["httpOnly"] and cookie["sameSite"] == "Strict"
     assert errors == [], "the page logged errors (a refused script or style would be one)"
     assert (tmp_path / "overview.png").stat().st_size > 0
 

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from aiohttp import WSMsgType, WSServerHandshakeError
 from aiohttp.test_utils import TestClient, TestServer
 
 from muxctl.web import guard as guard_module
@@ -59,7 +61,7 @@ if TYPE_CHECKING:  # (TestClient is generic only to type checkers before aiohttp
 def run(scenario: Scenario) -> None:
     async def main() -> None:
         guard = Guard(frozenset())
-        server = TestServer(make_app(guard, StandInClient), host="127.0.0.1")  # type: ignore[arg-type]
+        server = TestServer(make_app(guard, StandInClient, Path("/nonexistent")), host="127.0.0.1")  # type: ignore[arg-type]
         async with TestClient(server) as client:
             host = f"127.0.0.1:{server.port}"
             guard.serve_hosts(own_hosts("127.0.0.1", server.port or 0))
@@ -93,7 +95,9 @@ def test_the_login_link_once_then_the_cookie_opens_every_page() -> None:
     run(scenario)
 
 
-@pytest.mark.parametrize("path", ["/", "/api/panes", "/static/overview.js"])
+@pytest.mark.parametrize(
+    "path", ["/", "/api/panes", "/static/overview.js", "/static/vendor/xterm.mjs", "/pane/1"]
+)
 def test_no_cookie_or_a_made_up_one_is_refused(path: str) -> None:
     async def scenario(client: TestClient[Any, Any], guard: Guard, host: str) -> None:
         assert (await client.get(path)).status == 401
@@ -163,3 +167,47 @@ def test_a_login_link_or_a_session_too_old_is_void(monkeypatch: pytest.MonkeyPat
 def test_the_hosts_of_a_loopback_server() -> None:
     assert own_hosts("127.0.0.1", 8080) == {"127.0.0.1:8080", "localhost:8080", "[::1]:8080"}
     assert own_hosts("::1", 80) == {"127.0.0.1:80", "localhost:80", "[::1]:80"}
+
+
+def test_the_pane_socket_takes_only_the_servers_own_pages() -> None:
+    """A WebSocket upgrade must carry the cookie and the server's own Origin (browsers
+    always send one with it; a page elsewhere sends its own)."""
+
+    async def scenario(client: TestClient[Any, Any], guard: Guard, host: str) -> None:
+        session = await _logged_in(client, guard)
+        client.session.cookie_jar.clear()  # (each request says its own)
+        cookie = {"Cookie": f"{COOKIE}={session}"}
+        for headers, status in [
+            ({"Origin": f"http://{host}"}, 401),
+            ({"Origin": "http://127.0.0.1:1"} | cookie, 403),
+            (cookie, 403),
+        ]:
+            with pytest.raises(WSServerHandshakeError) as refused:
+                await client.ws_connect("/ws/pane/1", headers=headers)
+            assert refused.value.status == status, headers
+        socket = await client.ws_connect(
+            "/ws/pane/1", headers={"Origin": f"http://{host}"} | cookie
+        )
+        said = await socket.receive_json()  # (no muxd behind this server)
+        assert said == {
+            "type": "ended",
+            "why": "mux is not running (nothing listens on its attach socket)",
+        }
+        assert (await socket.receive()).type == WSMsgType.CLOSE
+
+    run(scenario)
+
+
+def test_the_pane_page_lets_xterm_style_itself_but_runs_only_the_servers_scripts() -> None:
+    async def scenario(client: TestClient[Any, Any], guard: Guard, host: str) -> None:
+        session = await _logged_in(client, guard)
+        page = await client.get("/pane/7", cookies={COOKIE: session})
+        assert page.status == 200 and "pane.js" in await page.text()
+        csp = page.headers["Content-Security-Policy"]
+        assert "script-src 'self';" in csp and "style-src 'self' 'unsafe-inline'" in csp
+        for path in ("/pane/0", "/pane/x", "/pane/1/2", "/static/../guard.py", "/static/pane.html"):
+            assert (await client.get(path, cookies={COOKIE: session})).status == 404, path
+        script = await client.get("/static/vendor/xterm.mjs", cookies={COOKIE: session})
+        assert script.status == 200 and script.content_type == "text/javascript"
+
+    run(scenario)

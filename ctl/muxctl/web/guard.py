@@ -31,6 +31,11 @@ SECURITY_HEADERS: Mapping[str, str] = {
     "Cross-Origin-Resource-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
+# The pane page's: xterm.js (6.0) sets styles on its elements and in <style> elements
+# of its own, which 'self' does not allow; scripts stay the server's files only.
+XTERM_CSP = SECURITY_HEADERS["Content-Security-Policy"].replace(
+    "style-src 'self'", "style-src 'self' 'unsafe-inline'"
+)
 
 _CHANGES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 

@@ -30,7 +30,8 @@ async def _serve(address: str, port: int, open_browser: bool) -> int:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     guard = Guard(frozenset())  # (its hosts once the port is known)
-    runner = web.AppRunner(make_app(guard, lambda: connect(autostart=False)), access_log=None)
+    app = make_app(guard, lambda: connect(autostart=False), resolve_paths().attach_socket)
+    runner = web.AppRunner(app, access_log=None)
     await runner.setup()
     try:
         await web.TCPSite(runner, address, port).start()

@@ -7,12 +7,15 @@ import concurrent.futures
 import json
 from collections.abc import Awaitable, Callable
 from importlib import resources
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 
 from muxctl.errors import CtlError
-from muxctl.web.guard import COOKIE, SECURITY_HEADERS, Guard
+from muxctl.web import browser_messages
+from muxctl.web.browser_messages import BadMessage
+from muxctl.web.guard import COOKIE, SECURITY_HEADERS, XTERM_CSP, Guard
 
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
@@ -20,9 +23,21 @@ if TYPE_CHECKING:
 PanesReader = Callable[[], Awaitable[list[dict[str, Any]]]]
 GUARD = web.AppKey("guard", Guard)
 PANES: web.AppKey[PanesReader] = web.AppKey("panes")
+ATTACH_SOCKET = web.AppKey("attach_socket", Path)
+MAX_MESSAGE = 1 << 16  # from a page: keys, a paste, a size (a bigger paste comes in parts)
+HEARTBEAT_SECONDS = 20.0  # a page gone without closing (a frozen tab) is let go
 STATIC = resources.files("muxctl.web") / "static"
-PAGES = {"/": "overview.html"}
-FILES = {"overview.js": "text/javascript", "web.css": "text/css"}
+PAGES = {"overview": "overview.html", "pane": "pane.html"}
+FILES = {
+    "overview.js": "text/javascript",
+    "pane.js": "text/javascript",
+    "web.css": "text/css",
+    "vendor/xterm.mjs": "text/javascript",
+    "vendor/addon-fit.mjs": "text/javascript",
+    "vendor/xterm.css": "text/css",
+}
+PANE_ID = r"{pane:[1-9][0-9]{0,18}}"
+DEFAULT_SIZE = (24, 80)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -38,7 +53,8 @@ async def guarded(request: web.Request, handler: Handler) -> web.StreamResponse:
         response: web.StreamResponse = web.Response(status=status, text=reason + "\n")
     else:
         response = await handler(request)
-    response.headers.update(SECURITY_HEADERS)
+    for name, value in SECURITY_HEADERS.items():
+        response.headers.setdefault(name, value)  # (the pane page widens its CSP)
     return response
 
 
@@ -53,16 +69,50 @@ async def log_in(request: web.Request) -> web.StreamResponse:
     return response
 
 
-async def page(request: web.Request) -> web.StreamResponse:
-    html = (STATIC / PAGES[request.path]).read_text()
+async def overview_page(request: web.Request) -> web.StreamResponse:
+    html = (STATIC / PAGES["overview"]).read_text()
     return web.Response(text=html, content_type="text/html")
+
+
+async def pane_page(request: web.Request) -> web.StreamResponse:
+    html = (STATIC / PAGES["pane"]).read_text()
+    response = web.Response(text=html, content_type="text/html")
+    response.headers["Content-Security-Policy"] = XTERM_CSP
+    return response
 
 
 async def static_file(request: web.Request) -> web.StreamResponse:
     name = request.match_info["name"]
     if name not in FILES:
         raise web.HTTPNotFound()
-    return web.Response(text=(STATIC / name).read_text(), content_type=FILES[name])
+    try:
+        text = (STATIC / name).read_text()
+    except FileNotFoundError:  # (vendor/: a build without npm's files; docs/web.md says)
+        return web.Response(status=503, text=f"this mux was built without {name}\n")
+    return web.Response(text=text, content_type=FILES[name])
+
+
+async def pane_socket(request: web.Request) -> web.StreamResponse:
+    """The pane page's WebSocket (muxctl.web.pane_bridge); the page's size and whether
+    it only watches in the query."""
+    from muxctl.web.pane_bridge import PaneBridge
+
+    pane = int(request.match_info["pane"])
+    size = _size(request.query.get("rows"), request.query.get("cols"))
+    read_only = request.query.get("read_only") == "1"
+    socket = web.WebSocketResponse(max_msg_size=MAX_MESSAGE, heartbeat=HEARTBEAT_SECONDS)
+    await socket.prepare(request)
+    await PaneBridge(socket, request.app[ATTACH_SOCKET], pane, size, read_only=read_only).run()
+    return socket
+
+
+def _size(rows: str | None, cols: str | None) -> tuple[int, int]:
+    """The page's size from the query (it sends its own once its terminal is drawn)."""
+    try:
+        given = browser_messages.size(int(rows or ""), int(cols or ""))
+    except (ValueError, BadMessage):
+        return DEFAULT_SIZE
+    return given.rows, given.cols
 
 
 async def panes(request: web.Request) -> web.StreamResponse:
@@ -73,8 +123,11 @@ async def panes(request: web.Request) -> web.StreamResponse:
     return web.Response(text=json.dumps({"panes": listed}), content_type="application/json")
 
 
-def make_app(guard: Guard, client_factory: Callable[[], "MuxClient"]) -> web.Application:
-    """The application; `client_factory` makes the D-Bus client, in the worker thread."""
+def make_app(
+    guard: Guard, client_factory: Callable[[], "MuxClient"], attach_socket: Path
+) -> web.Application:
+    """The application; `client_factory` makes the D-Bus client, in the worker thread;
+    pane pages attach through `attach_socket`."""
     from muxctl.web.panes_source import overview
 
     worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="dbus")
@@ -100,9 +153,12 @@ def make_app(guard: Guard, client_factory: Callable[[], "MuxClient"]) -> web.App
     app = web.Application(middlewares=[guarded])
     app[GUARD] = guard
     app[PANES] = read_panes
+    app[ATTACH_SOCKET] = attach_socket
     app.router.add_get("/login", log_in)
-    app.router.add_get("/", page)
-    app.router.add_get("/static/{name}", static_file)
+    app.router.add_get("/", overview_page)
+    app.router.add_get(f"/pane/{PANE_ID}", pane_page)
+    app.router.add_get("/static/{name:(vendor/)?[a-z.-]+}", static_file)
     app.router.add_get("/api/panes", panes)
+    app.router.add_get(f"/ws/pane/{PANE_ID}", pane_socket)
     app.on_cleanup.append(stop_worker)
     return app

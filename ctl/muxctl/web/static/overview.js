@@ -33,7 +33,9 @@ function render() {
       const card = element("article", "pane");
       card.dataset.pane = pane.id;
       const head = element("header", "", `${pane.id}: ${pane.title || pane.program} · ${pane.cwd}`);
-      head.append(element("span", `state ${pane.state.split("(")[0]}`, pane.state));
+      const open = element("a", "open", "attach");
+      open.href = `/pane/${encodeURIComponent(pane.id)}`;
+      head.append(open, element("span", `state ${pane.state.split("(")[0]}`, pane.state));
       card.append(head, element("pre", "screen", pane.screen.join("\n")));
       section.append(card);
     }

@@ -1,0 +1,50 @@
+"""`muxctl web` and a real browser for the tests (tests/integration/test_web*.py):
+the server as its own process, Debian's chromium driven by Playwright through its
+executable_path (Playwright's own browsers are never downloaded)."""
+
+from __future__ import annotations
+
+import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+from playwright.sync_api import Page, sync_playwright
+
+from tests.harness import Service
+
+CHROMIUM = "/usr/bin/chromium"
+
+
+@pytest.fixture
+def web(service: Service) -> Iterator[str]:
+    """A running `muxctl web --no-open`: the login link it printed."""
+    process = service.muxctl_process("web", "--no-open")
+    try:
+        assert process.stdout is not None
+        link = process.stdout.readline().strip()
+        assert link.startswith("http://127.0.0.1:"), (
+            link,
+            process.stderr and process.stderr.read(),
+        )
+        yield link
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=10) == 0, "muxctl web ends cleanly on SIGTERM"
+
+
+@contextmanager
+def browser_page(width: int = 1200, height: int = 800) -> Iterator[tuple[Page, list[str]]]:
+    """A page in a headless chromium, and the errors its console logs meanwhile (a
+    script or style the CSP refused would be one)."""
+    errors: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--disable-gpu"])
+        try:
+            page = browser.new_page(viewport={"width": width, "height": height})
+            page.on(
+                "console", lambda message: message.type == "error" and errors.append(message.text)
+            )
+            yield page, errors
+        finally:
+            browser.close()
