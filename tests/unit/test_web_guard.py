@@ -95,6 +95,16 @@ def test_the_login_link_once_then_the_cookie_opens_every_page() -> None:
     run(scenario)
 
 
+def test_a_prefetch_does_not_spend_the_login_link() -> None:
+    async def scenario(client: TestClient[Any, Any], guard: Guard, host: str) -> None:
+        for purpose in ({"Sec-Purpose": "prefetch"}, {"Sec-Purpose": "prefetch;prerender"}):
+            answer = await client.get(f"/login?token={guard.token}", headers=purpose)
+            assert answer.status == 503
+        await _logged_in(client, guard)  # (still good)
+
+    run(scenario)
+
+
 @pytest.mark.parametrize(
     "path", ["/", "/api/panes", "/static/overview.js", "/static/vendor/xterm.mjs", "/pane/1"]
 )

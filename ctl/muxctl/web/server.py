@@ -61,12 +61,19 @@ async def guarded(request: web.Request, handler: Handler) -> web.StreamResponse:
 async def log_in(request: web.Request) -> web.StreamResponse:
     """The link's token for a session cookie, then the overview (the token leaves the
     address bar and the history with the redirect)."""
+    if _prefetch(request):  # (a browser fetching ahead must not spend the one-time link)
+        return web.Response(status=503, text="a login link is not for prefetching\n")
     session = request.app[GUARD].log_in(request.query.get("token", ""))
     if session is None:
         return web.Response(status=403, text="this login link was used already, or is void\n")
     response = web.Response(status=303, headers={"Location": "/"})
     response.set_cookie(COOKIE, session, httponly=True, samesite="Strict", path="/")
     return response
+
+
+def _prefetch(request: web.Request) -> bool:
+    purpose = request.headers.get("Sec-Purpose", "") + request.headers.get("Purpose", "")
+    return "prefetch" in purpose.lower() or "prerender" in purpose.lower()
 
 
 async def overview_page(request: web.Request) -> web.StreamResponse:
