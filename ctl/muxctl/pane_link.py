@@ -28,6 +28,8 @@ class PaneOutput:
 @dataclass(frozen=True)
 class PaneAttached:
     pane: int  # (asked for 0, "the last used pane": this one)
+    rows: int = 0  # its size now (the repaint that follows is drawn at it)
+    cols: int = 0
 
 
 @dataclass(frozen=True)
@@ -134,7 +136,7 @@ class PaneLink:
             return PaneOutput(frame.data, repaint=True)
         if isinstance(frame, proto.Attached):
             self.pane = frame.pane
-            return PaneAttached(frame.pane)
+            return PaneAttached(frame.pane, frame.rows, frame.cols)
         if isinstance(frame, proto.Exited):
             self.ended = True
             return PaneEnded(f"exited with status {frame.status}")

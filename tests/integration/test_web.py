@@ -54,6 +54,42 @@ def test_the_overview_shows_every_pane_and_its_screen_in_a_browser(
     assert (tmp_path / "overview.png").stat().st_size > 0
 
 
+def _clients(service: Service, pane: int) -> list[dict[str, object]]:
+    (listed,) = service.call("ListClients", "t", [pane])
+    return [{key: value.value for key, value in client.items()} for client in listed]
+
+
+def test_the_overview_is_live_in_colour_and_watches_only_while_open(
+    service: Service, web: str, tmp_path: Path
+) -> None:
+    """Screens change, panes exit and their titles change without a reload; colours
+    come through; each running pane is watched by a read-only client while a page is
+    open, and by none once it is closed."""
+    pane = service.spawn(["bash", "--norc", "--noprofile", "-i"], env={"PS1": "web$ "})
+    service.wait_screen(pane, "web$")
+    other = service.spawn(["sh", "-c", "exec sleep 600"])
+    with browser_page() as (page, errors):
+        page.goto(web)
+        wait_for(lambda: len(_clients(service, other)) == 1, what="the other pane watched")
+        card = page.locator(f'article.pane[data-pane="{pane}"]')
+        expect(card.locator("pre")).to_contain_text("web$")
+        wait_for(
+            lambda: [c["read_only"] for c in _clients(service, pane)] == [True],
+            what="the overview's read-only watch of the pane",
+        )
+        service.call("SendInput", "tay", [pane, b"printf '\\033[31mred-%s\\033[0m\\n' $((40+2))\n"])
+        red = card.locator("pre span", has_text="red-42")
+        expect(red).to_have_css("color", "rgb(205, 0, 0)")
+        service.call("SetTitle", "ts", [pane, "renamed-live"])
+        expect(card.locator("header")).to_contain_text("renamed-live")
+        service.call("SendInput", "tay", [pane, b"exit 7\n"])
+        expect(card.locator(".state")).to_have_text("exited(7)")
+        expect(card.locator("pre")).to_contain_text("red-42")  # (its last screen)
+        page.screenshot(path=tmp_path / "overview-live.png")
+    wait_for(lambda: _clients(service, other) == [], what="nothing watched with no page open")
+    assert errors == []
+
+
 def test_the_refusals_over_plain_http(service: Service, web: str) -> None:
     parts = urlsplit(web)
     own = f"{parts.hostname}:{parts.port}"

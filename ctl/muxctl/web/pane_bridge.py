@@ -31,6 +31,7 @@ from muxctl.pane_link import (
 )
 from muxctl.web import browser_messages
 from muxctl.web.browser_messages import BadMessage, Pause, Resume, SizeChanged
+from muxctl.web.fd_ready import readable
 
 INPUT_BACKLOG = 1 << 20  # keys muxd has not taken yet, before the page's are left unread
 RECONNECT_POLL_SECONDS = 0.05
@@ -112,7 +113,7 @@ class PaneBridge:
             await self._flowing.wait()
             link = self._link
             assert link is not None
-            await _readable(link.fileno())
+            await readable(link.fileno())
             for message in _messages(link.receive(), self._read_only):
                 if isinstance(message, PaneInterrupted):
                     if not await self._reconnect():
@@ -208,13 +209,3 @@ def _messages(events: list[PaneEvent], read_only: bool) -> list[ForPage]:
         else:
             messages.append(event)
     return messages
-
-
-async def _readable(fd: int) -> None:
-    loop = asyncio.get_running_loop()
-    ready = loop.create_future()
-    loop.add_reader(fd, ready.set_result, None)
-    try:
-        await ready
-    finally:
-        loop.remove_reader(fd)

@@ -2,8 +2,6 @@
 every request through the guard (muxctl.web.guard). D-Bus is asked from one worker
 thread (muxctl's client blocks), so a slow answer never holds the server."""
 
-import asyncio
-import concurrent.futures
 import json
 from collections.abc import Awaitable, Callable
 from importlib import resources
@@ -13,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 from aiohttp import web
 
 from muxctl.errors import CtlError
-from muxctl.web import browser_messages
-from muxctl.web.browser_messages import BadMessage
+from muxctl.web.dbus_worker import DbusWorker
 from muxctl.web.guard import COOKIE, SECURITY_HEADERS, XTERM_CSP, Guard
+from muxctl.web.sockets import overview_socket, pane_socket
 
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
@@ -23,9 +21,6 @@ if TYPE_CHECKING:
 PanesReader = Callable[[], Awaitable[list[dict[str, Any]]]]
 GUARD = web.AppKey("guard", Guard)
 PANES: web.AppKey[PanesReader] = web.AppKey("panes")
-ATTACH_SOCKET = web.AppKey("attach_socket", Path)
-MAX_MESSAGE = 1 << 16  # from a page: keys, a paste, a size (a bigger paste comes in parts)
-HEARTBEAT_SECONDS = 20.0  # a page gone without closing (a frozen tab) is let go
 STATIC = resources.files("muxctl.web") / "static"
 PAGES = {"overview": "overview.html", "pane": "pane.html"}
 FILES = {
@@ -37,7 +32,6 @@ FILES = {
     "vendor/xterm.css": "text/css",
 }
 PANE_ID = r"{pane:[1-9][0-9]{0,18}}"
-DEFAULT_SIZE = (24, 80)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -99,29 +93,6 @@ async def static_file(request: web.Request) -> web.StreamResponse:
     return web.Response(text=text, content_type=FILES[name])
 
 
-async def pane_socket(request: web.Request) -> web.StreamResponse:
-    """The pane page's WebSocket (muxctl.web.pane_bridge); the page's size and whether
-    it only watches in the query."""
-    from muxctl.web.pane_bridge import PaneBridge
-
-    pane = int(request.match_info["pane"])
-    size = _size(request.query.get("rows"), request.query.get("cols"))
-    read_only = request.query.get("read_only") == "1"
-    socket = web.WebSocketResponse(max_msg_size=MAX_MESSAGE, heartbeat=HEARTBEAT_SECONDS)
-    await socket.prepare(request)
-    await PaneBridge(socket, request.app[ATTACH_SOCKET], pane, size, read_only=read_only).run()
-    return socket
-
-
-def _size(rows: str | None, cols: str | None) -> tuple[int, int]:
-    """The page's size from the query (it sends its own once its terminal is drawn)."""
-    try:
-        given = browser_messages.size(int(rows or ""), int(cols or ""))
-    except (ValueError, BadMessage):
-        return DEFAULT_SIZE
-    return given.rows, given.cols
-
-
 async def panes(request: web.Request) -> web.StreamResponse:
     try:
         listed = await request.app[PANES]()
@@ -133,39 +104,43 @@ async def panes(request: web.Request) -> web.StreamResponse:
 def make_app(
     guard: Guard, client_factory: Callable[[], "MuxClient"], attach_socket: Path
 ) -> web.Application:
-    """The application; `client_factory` makes the D-Bus client, in the worker thread;
-    pane pages attach through `attach_socket`."""
-    from muxctl.web.panes_source import overview
+    """The application; `client_factory` makes a D-Bus client (in a worker thread);
+    pages attach through `attach_socket`."""
+    from muxctl.web.overview_feed import OverviewFeed
+    from muxctl.web.panes_source import overview, overview_lists
+    from muxctl.web.signal_watch import SignalWatch
 
-    worker = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="dbus")
-    clients: list[MuxClient] = []
+    worker = DbusWorker(client_factory)
 
-    def read() -> list[dict[str, Any]]:
-        if not clients:
-            clients.append(client_factory())
-        try:
-            return overview(clients[0])
-        except CtlError:
-            clients.pop().close()  # (a new connection next time: muxd may be back)
-            raise
+    def signals(notify: Callable[[], None]) -> SignalWatch:
+        watch = SignalWatch(client_factory, notify)
+        watch.start()
+        return watch
+
+    feed = OverviewFeed(lambda: worker.ask(overview_lists), attach_socket, signals)
 
     async def read_panes() -> list[dict[str, Any]]:
-        return await asyncio.get_running_loop().run_in_executor(worker, read)
+        return await worker.ask(overview)
 
-    async def stop_worker(app: web.Application) -> None:
-        worker.shutdown(wait=True, cancel_futures=True)
-        for client in clients:
-            client.close()
+    async def stop(app: web.Application) -> None:
+        await feed.stop()
+        worker.close()
+
+    async def pane_page_socket(request: web.Request) -> web.StreamResponse:
+        return await pane_socket(request, attach_socket)
+
+    async def overview_page_socket(request: web.Request) -> web.StreamResponse:
+        return await overview_socket(request, feed)
 
     app = web.Application(middlewares=[guarded])
     app[GUARD] = guard
     app[PANES] = read_panes
-    app[ATTACH_SOCKET] = attach_socket
     app.router.add_get("/login", log_in)
     app.router.add_get("/", overview_page)
     app.router.add_get(f"/pane/{PANE_ID}", pane_page)
     app.router.add_get("/static/{name:(vendor/)?[a-z.-]+}", static_file)
     app.router.add_get("/api/panes", panes)
-    app.router.add_get(f"/ws/pane/{PANE_ID}", pane_socket)
-    app.on_cleanup.append(stop_worker)
+    app.router.add_get(f"/ws/pane/{PANE_ID}", pane_page_socket)
+    app.router.add_get("/ws/overview", overview_page_socket)
+    app.on_cleanup.append(stop)
     return app
