@@ -15,7 +15,7 @@ from typing import Any
 
 from muxctl.errors import CtlError, RemoteError
 from muxctl.web.pane_watch import PaneWatch
-from muxctl.web.thumbnails import Run
+from muxctl.web.thumbnails import Rows
 
 FRAME_SECONDS = 0.2  # 5 updates a second, at most, of each screen
 RELIST_SECONDS = 1.0  # at most this often, however often muxd signals
@@ -29,7 +29,7 @@ class OverviewPage:
 
     def __init__(self) -> None:
         self.panes: list[dict[str, Any]] | None = None
-        self.screens: dict[int, list[list[Run]]] = {}
+        self.screens: dict[int, Rows] = {}
         self.error: str | None = None  # why there is no list (muxd away), if so
         self.ready = asyncio.Event()
 
@@ -59,7 +59,7 @@ class OverviewFeed:
         self._signals = signals
         self._pages: set[OverviewPage] = set()
         self._panes: list[dict[str, Any]] = []
-        self._texts: dict[int, list[list[Run]]] = {}  # screens of unwatched panes
+        self._texts: dict[int, Rows] = {}  # screens of unwatched panes
         self._watches: dict[int, PaneWatch] = {}
         self._changed: set[int] = set()
         self._list_due = asyncio.Event()
@@ -166,22 +166,31 @@ class OverviewFeed:
         return changed
 
     async def _keep_drawing(self) -> None:
+        loop = asyncio.get_running_loop()
         while True:
             await self._screens_due.wait()
             self._screens_due.clear()
+            drawn_at = loop.time()
             changed, self._changed = self._changed, set()
-            screens = {pane: runs for pane in changed if (runs := self._runs(pane)) is not None}
+            screens = {}
+            for pane in changed:
+                watch = self._watches.get(pane)
+                if watch is not None and watch.redraw() and watch.rows is not None:
+                    screens[pane] = watch.rows
+                elif watch is None and pane in self._texts:
+                    screens[pane] = self._texts[pane]
             if screens:
                 for page in self._pages:
                     page.screens.update(screens)
                     page.ready.set()
-            await asyncio.sleep(FRAME_SECONDS)
+            await asyncio.sleep(FRAME_SECONDS - (loop.time() - drawn_at))  # (a frame apart)
 
     def _shown(self) -> list[int]:
         return [p["id"] for p in self._panes]
 
-    def _runs(self, pane: int) -> list[list[Run]] | None:
+    def _runs(self, pane: int) -> Rows | None:
+        """The pane's thumbnail as last drawn."""
         watch = self._watches.get(pane)
         if watch is not None:
-            return watch.runs()
+            return watch.rows
         return self._texts.get(pane)

@@ -13,9 +13,12 @@ from muxctl.errors import CtlError
 from muxctl.pane_link import PaneAttached, PaneEnded, PaneInterrupted, PaneLink, PaneOutput
 from muxctl.pane_screen import PaneScreen
 from muxctl.web.fd_ready import readable
-from muxctl.web.thumbnails import Run, screen_runs
+from muxctl.web.thumbnails import Rows, rows_of_dump
 
 ASKED_SIZE = (24, 80)  # (a read-only client's size only informs ListClients)
+# avt reports its internal failures as Rust panics (pyo3's PanicException, a
+# BaseException); only these pass through untouched.
+_CONTROL_FLOW = (KeyboardInterrupt, SystemExit, GeneratorExit)
 
 
 class PaneWatch:
@@ -30,6 +33,8 @@ class PaneWatch:
         self._attach_socket = attach_socket
         self._changed = changed
         self._screen: PaneScreen | None = None
+        self._last_dump: str | None = None
+        self.rows: Rows | None = None  # (None until the first repaint is drawn)
         self._task: asyncio.Task[None] | None = None
 
     def start(self) -> None:
@@ -41,11 +46,23 @@ class PaneWatch:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
 
-    def runs(self) -> list[list[Run]] | None:
-        """The screen as the overview draws it; None before the first repaint."""
+    def redraw(self) -> bool:
+        """Whether `rows`, the screen as the overview draws it, changed since the last
+        call (output may change nothing that shows)."""
         if self._screen is None:
-            return None
-        return screen_runs(self._screen.lines())
+            return False
+        try:
+            dump = self._screen.vt.dump()
+        except _CONTROL_FLOW:
+            raise
+        except BaseException:  # (avt's panics: a blank thumbnail, the watch goes on)
+            self._screen.reset()
+            dump = ""
+        if dump == self._last_dump:
+            return False
+        self._last_dump = dump
+        self.rows = rows_of_dump(dump, *self.size)
+        return True
 
     async def _run(self) -> None:
         link = PaneLink(self._attach_socket, self.pane, ASKED_SIZE, read_only=True)
@@ -67,6 +84,7 @@ class PaneWatch:
         if isinstance(event, PaneAttached):
             self.size = (event.rows, event.cols)
             self._screen = PaneScreen(Rect(0, 0, event.rows, event.cols))
+            self._last_dump = None
         elif isinstance(event, PaneOutput) and self._screen is not None:
             if event.repaint:
                 self._screen.reset()
