@@ -40,8 +40,9 @@ def _restore(svc: Service, generation: int, **options: Any) -> list[dict[str, An
     wrapped = {}
     if "panes" in options:
         wrapped["panes"] = Variant("at", options["panes"])
-    if "dry_run" in options:
-        wrapped["dry_run"] = Variant("b", options["dry_run"])
+    for flag in ("dry_run", "contents"):
+        if flag in options:
+            wrapped[flag] = Variant("b", options[flag])
     (entries,) = svc.call("RestoreSnapshot", "ta{sv}", [generation, wrapped])
     return [{key: value.value for key, value in entry.items()} for entry in entries]
 
@@ -123,6 +124,35 @@ def test_restore_of_a_subset_and_bad_requests(tmp_root: Path) -> None:
         bad = svc.busctl(*RESTORE, str(old), "1", "everything", "b", "true", check=False)
         assert bad.returncode != 0 and "unknown RestoreSnapshot option 'everything'" in bad.stderr
         assert "Traceback" not in svc.log()
+    finally:
+        svc.stop()
+
+
+def test_a_dry_run_says_where_each_pane_was_and_shows_its_saved_contents(
+    tmp_root: Path,
+) -> None:
+    """What a person looks at before a restore (the web view's snapshots page): each
+    pane's id and window in the snapshot, its title and size, and on request the end of
+    its saved contents, colours included."""
+    svc = Service(tmp_root, bus_address=None, config=CONFIG).start()
+    try:
+        printer = "printf '\\033[31m%s\\033[0m\\n' saved-red-$((6*7)); exec sleep 840"
+        pane = svc.spawn(["sh", "-c", printer], title="painter")
+        svc.wait_screen(pane, "saved-red-42")
+        window = svc.panes()[pane]["window"]
+        old = _saved(svc)
+        svc.call("Kill", "t", [pane])
+        wait_for(lambda: pane not in svc.panes(), what="the kill")
+        (entry,) = _restore(svc, old, dry_run=True, contents=True)
+        assert (entry["snapshot_pane"], entry["snapshot_window"]) == (pane, window)
+        assert entry["title"] == "painter" and entry["pane"] == 0
+        assert entry["rows"] > 0 and entry["cols"] > 0
+        assert b"31msaved-red-42" in entry["contents"], entry["contents"]
+        (plain,) = _restore(svc, old, dry_run=True)
+        assert "contents" not in plain and plain["snapshot_pane"] == pane
+        assert svc.panes() == {}, "a dry run starts nothing"
+        refused = svc.busctl(*RESTORE, str(old), "1", "contents", "b", "true", check=False)
+        assert refused.returncode != 0 and "'contents' is for a dry run" in refused.stderr
     finally:
         svc.stop()
 

@@ -39,7 +39,7 @@ from mux.state.schema import PaneSnapshot, Session
 from mux.system.contents_key import Forgotten, KeyFound, KeyLookup, find_key, forget
 from mux.system.paths import Paths
 from mux.system.worker_threads import off_the_loop
-from mux.terminal.saved_contents import contents_of
+from mux.terminal.saved_contents import contents_of, last_lines
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +51,7 @@ FINAL_SAVE_SECONDS = 5.0  # the longest a stop (or a Snapshot) spends saving con
 SAVING_SWITCH_INTERVAL = 0.0005
 # One pane's contents, however long its lines: 2000 lines of 200 columns with colours.
 MAX_PANE_CONTENTS_BYTES = 8 << 20
+MAX_PEEK_BYTES = 64 << 10  # of a pane's contents in a dry run's answer: a screenful
 READ_AHEAD_THREADS = 2  # (a laptop has two cores at least)
 READ_AHEAD_PANES = 16  # contents read before the restore takes them, at most
 
@@ -135,6 +136,19 @@ class ContentsKeeper:
                 UnrestoredPane(saved.id, tuple(saved.argv), saved.cwd.path, saved.title, str(e))
             )
             return b""
+
+    def peek(self, saved: PaneSnapshot, path: Path | None, lines: int) -> bytes:
+        """The last `lines` lines of a pane's saved contents (`path`: a history entry's
+        file), for a look before a restore: b"" for none, or none readable (nothing is
+        recorded: nothing is restored). Reads and opens the seal only, so it runs on a
+        worker thread."""
+        if not self.enabled or self._key is None or not self.store.is_name(saved.invocation):
+            return b""
+        try:
+            contents = self.store.read(self._key, saved.invocation, MAX_PANE_CONTENTS_BYTES, path)
+        except (ContentsProblem, ValueError):
+            return b""
+        return last_lines(contents, lines, MAX_PEEK_BYTES)
 
     def read_ahead(self, panes: Iterable[PaneSnapshot]) -> None:
         """Start reading the contents of `panes` (those a restore is about to take, in

@@ -12,6 +12,7 @@ history's files are read on a worker thread, never on the event loop.
 import asyncio
 import logging
 import os
+from pathlib import Path
 
 from dbus_fast import Variant
 
@@ -36,6 +37,32 @@ def _entry(pane_id: int, argv: list[str], cwd: str, window: int) -> dict[str, Va
         "argv": Variant("as", argv),
         "cwd": Variant("s", cwd),
         "window": Variant("t", window),
+    }
+
+
+def _planned(saved: PaneSnapshot, window: int, contents: bytes | None) -> dict[str, Variant]:
+    """A dry run's entry: what would start, and where it was in the snapshot (its id
+    there, for `panes`; its window, title and size), with the end of its saved contents
+    when asked for."""
+    entry = _entry(0, saved.argv, saved.cwd.path, 0) | {
+        "snapshot_pane": Variant("t", saved.id),
+        "snapshot_window": Variant("t", window),
+        "title": Variant("s", saved.title),
+        "rows": Variant("q", saved.rows),
+        "cols": Variant("q", saved.cols),
+    }
+    if contents is not None:
+        entry["contents"] = Variant("ay", contents)
+    return entry
+
+
+def _windows_of(session: Session) -> dict[int, int]:
+    """pane id -> its window's id in the snapshot."""
+    return {
+        node.pane: window.id
+        for window in session.windows
+        for node in window.nodes
+        if node.pane is not None
     }
 
 
@@ -64,7 +91,7 @@ class HistoryRestore:
         files = await off_the_loop(self._loop, lambda: history.contents_of(generation))
         chosen = self._chosen(session, generation, options)
         if options.dry_run:
-            return [_entry(0, pane.argv, pane.cwd.path, 0) for pane in chosen]
+            return await self._dry_run(session, chosen, files, options.contents)
         if not chosen:
             return []
         await self._keeper.snapshot()  # the session of now, kept first: the undo
@@ -95,6 +122,28 @@ class HistoryRestore:
             generation,
         )
         return [_started(pane) for pane in sorted(started, key=lambda pane: pane.id)]
+
+    async def _dry_run(
+        self,
+        session: Session,
+        chosen: list[PaneSnapshot],
+        files: dict[str, Path],
+        with_contents: bool,
+    ) -> list[dict[str, Variant]]:
+        windows = _windows_of(session)
+        keeper = self._contents
+        if with_contents and keeper is not None:
+
+            def peek_all() -> list[bytes | None]:
+                return [keeper.peek(p, files.get(p.invocation), p.rows) for p in chosen]
+
+            contents = await off_the_loop(self._loop, peek_all)
+        else:
+            contents = [None] * len(chosen)
+        return [
+            _planned(pane, windows.get(pane.id, 0), seen)
+            for pane, seen in zip(chosen, contents, strict=True)
+        ]
 
     def _chosen(
         self, session: Session, generation: int, options: RestoreOptions

@@ -1,13 +1,14 @@
 """The options of `RestoreSnapshot` (docs/dbus-api.md#restore-and-history), checked
-without I/O: `panes at` (a subset of the snapshot's panes; default all) and
-`dry_run b` (answer what would start, change nothing)."""
+without I/O: `panes at` (a subset of the snapshot's panes; default all),
+`dry_run b` (answer what would start, change nothing) and, with a dry run,
+`contents b` (each entry also carries the end of the pane's saved contents)."""
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from mux.protocol.errors import InvalidArgument
 
-OPTION_TYPES = {"panes": "at", "dry_run": "b"}
+OPTION_TYPES = {"panes": "at", "dry_run": "b", "contents": "b"}
 MAX_PANES = 100_000  # far past any session; a longer list is not a subset of one
 
 
@@ -15,6 +16,7 @@ MAX_PANES = 100_000  # far past any session; a longer list is not a subset of on
 class RestoreOptions:
     panes: frozenset[int] | None = None  # None: every pane of the snapshot
     dry_run: bool = False
+    contents: bool = False
 
 
 def parse_restore_options(options: Mapping[str, tuple[str, object]]) -> RestoreOptions:
@@ -31,7 +33,10 @@ def parse_restore_options(options: Mapping[str, tuple[str, object]]) -> RestoreO
         assert isinstance(panes, list)
         if not panes or len(panes) > MAX_PANES:
             raise InvalidArgument(f"'panes' must name 1 to {MAX_PANES} panes of the snapshot")
-    dry_run = options.get("dry_run", (None, False))[1]
+    dry_run = bool(options.get("dry_run", (None, False))[1])
+    contents = bool(options.get("contents", (None, False))[1])
+    if contents and not dry_run:
+        raise InvalidArgument("'contents' is for a dry run (what a restore would show)")
     return RestoreOptions(
-        frozenset(int(pane) for pane in panes) if panes is not None else None, bool(dry_run)
+        frozenset(int(pane) for pane in panes) if panes is not None else None, dry_run, contents
     )

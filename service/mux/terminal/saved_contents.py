@@ -162,3 +162,17 @@ def wrap_words(text: str, cols: int) -> list[str]:
         wrapped = wcwidth.wrap(paragraph, max(cols, 1), break_on_hyphens=False)
         rows.extend(wrapped or [""])
     return rows
+
+
+def last_lines(contents: bytes, count: int, max_bytes: int) -> bytes:
+    """The last `count` lines of saved contents (CR LF between lines), at most
+    `max_bytes` of them: whole lines only, so no SGR or character is cut."""
+    lines = contents.rstrip(b"\r\n").split(b"\r\n")[-count:] if count > 0 else []
+    kept: list[bytes] = []
+    size = 0
+    for line in reversed(lines):
+        size += len(line) + 2
+        if size > max_bytes:
+            break
+        kept.append(line)
+    return b"\r\n".join(reversed(kept))
