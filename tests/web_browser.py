@@ -19,6 +19,13 @@ CHROMIUM = "/usr/bin/chromium"
 @pytest.fixture
 def web(service: Service) -> Iterator[str]:
     """A running `muxctl web --no-open`: the login link it printed."""
+    with serving(service) as link:
+        yield link
+
+
+@contextmanager
+def serving(service: Service) -> Iterator[str]:
+    """`muxctl web --no-open` against `service`, until the block ends: its login link."""
     process = service.muxctl_process("web", "--no-open")
     try:
         assert process.stdout is not None

@@ -221,3 +221,26 @@ def test_the_pane_page_lets_xterm_style_itself_but_runs_only_the_servers_scripts
         assert script.status == 200 and script.content_type == "text/javascript"
 
     run(scenario)
+
+
+def test_a_change_must_be_json_from_the_servers_own_page() -> None:
+    """A form of another site can POST without asking the browser first, but not as
+    application/json; and its Origin is its own."""
+
+    async def scenario(client: TestClient[Any, Any], guard: Guard, host: str) -> None:
+        session = await _logged_in(client, guard)
+        client.session.cookie_jar.clear()
+        own = {"Cookie": f"{COOKIE}={session}", "Origin": f"http://{host}"}
+        path = "/api/snapshots/3/restore"
+        form = await client.post(path, headers=own, data={"panes": "1"})
+        assert form.status == 415
+        foreign = own | {"Origin": "http://127.0.0.1:1", "Content-Type": "application/json"}
+        assert (await client.post(path, headers=foreign, data="{}")).status == 403
+        json_type = own | {"Content-Type": "application/json"}
+        for body in ("not json", '{"panes": []}', '{"panes": [true]}', '{"panes": [0]}', "[1]"):
+            answer = await client.post(path, headers=json_type, data=body)
+            assert answer.status == 400, body
+        huge = await client.post(path, headers=json_type, data="[" * 100_000)
+        assert huge.status == 413, "a body past 64 KiB is refused whole"
+
+    run(scenario)

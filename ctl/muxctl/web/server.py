@@ -2,15 +2,14 @@
 every request through the guard (muxctl.web.guard). D-Bus is asked from one worker
 thread (muxctl's client blocks), so a slow answer never holds the server."""
 
-import json
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from muxctl.errors import CtlError
+from muxctl.web import api
 from muxctl.web.dbus_worker import DbusWorker
 from muxctl.web.guard import COOKIE, SECURITY_HEADERS, XTERM_CSP, Guard
 from muxctl.web.sockets import overview_socket, pane_socket
@@ -18,14 +17,14 @@ from muxctl.web.sockets import overview_socket, pane_socket
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
 
-PanesReader = Callable[[], Awaitable[list[dict[str, Any]]]]
 GUARD = web.AppKey("guard", Guard)
-PANES: web.AppKey[PanesReader] = web.AppKey("panes")
 STATIC = resources.files("muxctl.web") / "static"
-PAGES = {"overview": "overview.html", "pane": "pane.html"}
+PAGES = {"overview": "overview.html", "pane": "pane.html", "snapshots": "snapshots.html"}
 FILES = {
     "overview.js": "text/javascript",
     "pane.js": "text/javascript",
+    "snapshots.js": "text/javascript",
+    "screen.js": "text/javascript",
     "web.css": "text/css",
     "vendor/xterm.mjs": "text/javascript",
     "vendor/addon-fit.mjs": "text/javascript",
@@ -75,6 +74,11 @@ async def overview_page(request: web.Request) -> web.StreamResponse:
     return web.Response(text=html, content_type="text/html")
 
 
+async def snapshots_page(request: web.Request) -> web.StreamResponse:
+    html = (STATIC / PAGES["snapshots"]).read_text()
+    return web.Response(text=html, content_type="text/html")
+
+
 async def pane_page(request: web.Request) -> web.StreamResponse:
     html = (STATIC / PAGES["pane"]).read_text()
     response = web.Response(text=html, content_type="text/html")
@@ -93,21 +97,13 @@ async def static_file(request: web.Request) -> web.StreamResponse:
     return web.Response(text=text, content_type=FILES[name])
 
 
-async def panes(request: web.Request) -> web.StreamResponse:
-    try:
-        listed = await request.app[PANES]()
-    except CtlError as e:  # (muxd gone, or upgrading: the page says so, and asks again)
-        return web.json_response({"error": str(e)}, status=503)
-    return web.Response(text=json.dumps({"panes": listed}), content_type="application/json")
-
-
 def make_app(
     guard: Guard, client_factory: Callable[[], "MuxClient"], attach_socket: Path
 ) -> web.Application:
     """The application; `client_factory` makes a D-Bus client (in a worker thread);
     pages attach through `attach_socket`."""
     from muxctl.web.overview_feed import OverviewFeed
-    from muxctl.web.panes_source import overview, overview_lists
+    from muxctl.web.panes_source import overview_lists
     from muxctl.web.signal_watch import SignalWatch
 
     worker = DbusWorker(client_factory)
@@ -119,9 +115,6 @@ def make_app(
 
     feed = OverviewFeed(lambda: worker.ask(overview_lists), attach_socket, signals)
 
-    async def read_panes() -> list[dict[str, Any]]:
-        return await worker.ask(overview)
-
     async def stop(app: web.Application) -> None:
         await feed.stop()
         worker.close()
@@ -132,14 +125,16 @@ def make_app(
     async def overview_page_socket(request: web.Request) -> web.StreamResponse:
         return await overview_socket(request, feed)
 
-    app = web.Application(middlewares=[guarded])
+    app = web.Application(middlewares=[guarded], client_max_size=api.MAX_BODY)
     app[GUARD] = guard
-    app[PANES] = read_panes
+    app[api.WORKER] = worker
     app.router.add_get("/login", log_in)
     app.router.add_get("/", overview_page)
     app.router.add_get(f"/pane/{PANE_ID}", pane_page)
     app.router.add_get("/static/{name:(vendor/)?[a-z.-]+}", static_file)
-    app.router.add_get("/api/panes", panes)
+    app.router.add_get("/snapshots", snapshots_page)
+    for method, path, handler in api.routes(PANE_ID):
+        app.router.add_route(method, path, handler)
     app.router.add_get(f"/ws/pane/{PANE_ID}", pane_page_socket)
     app.router.add_get("/ws/overview", overview_page_socket)
     app.on_cleanup.append(stop)

@@ -3,53 +3,21 @@
 // screen when it did, at most five times a second. Everything shown is set as text
 // (textContent) or as colours through the CSSOM, never as markup: titles,
 // directories and screens come from programs.
+import { drawScreen, element, screenText } from "/static/screen.js";
+
 const main = document.getElementById("panes");
 const filter = document.getElementById("filter");
 const state = document.getElementById("state");
-const DEFAULT_FG = "#c5c8c6";
-const DEFAULT_BG = "#000000";
-const FLAG_CLASSES = { b: "bold", f: "faint", i: "italic", u: "underline", s: "struck" };
-
 let panes = [];
 const screens = new Map(); // pane id -> rows of runs
 const cards = new Map(); // pane id -> {card, head, title, status, pre}
 let retries = 0;
 
-function element(tag, className, text) {
-  const made = document.createElement(tag);
-  if (className) made.className = className;
-  if (text !== undefined) made.textContent = text;
-  return made;
-}
-
-function screenText(id) {
-  return (screens.get(id) || []).map((row) => row.map((run) => run[0]).join("")).join("\n");
-}
-
 function matches(pane, words) {
-  const text = [pane.title, pane.program, pane.cwd, screenText(pane.id)].join("\n").toLowerCase();
+  const text = [pane.title, pane.program, pane.cwd, screenText(screens.get(pane.id))]
+    .join("\n")
+    .toLowerCase();
   return words.every((word) => text.includes(word));
-}
-
-function drawRun(run) {
-  if (run.length === 1) return document.createTextNode(run[0]);
-  const [text, fg, bg, flags] = run;
-  const span = element("span", "", text);
-  let [front, back] = [fg, bg];
-  if (flags.includes("r")) [front, back] = [bg || DEFAULT_BG, fg || DEFAULT_FG];
-  if (front) span.style.color = front;
-  if (back) span.style.backgroundColor = back;
-  for (const flag of flags) if (FLAG_CLASSES[flag]) span.classList.add(FLAG_CLASSES[flag]);
-  return span;
-}
-
-function drawScreen(pre, rows) {
-  const parts = [];
-  rows.forEach((row, index) => {
-    if (index) parts.push(document.createTextNode("\n"));
-    for (const run of row) parts.push(drawRun(run));
-  });
-  pre.replaceChildren(...parts);
 }
 
 function cardOf(pane) {
@@ -62,16 +30,20 @@ function cardOf(pane) {
     const open = element("a", "open", "attach");
     open.href = `/pane/${encodeURIComponent(pane.id)}`;
     const status = element("span", "state");
-    head.append(title, open, status);
+    const start = element("button", "start", "start");
+    start.title = "start this pane, held since the restore";
+    start.addEventListener("click", () => startPane(pane.id, start));
+    head.append(title, open, start, status);
     const pre = element("pre", "screen");
     card.append(head, pre);
-    shown = { card, title, status, pre };
+    shown = { card, title, status, pre, start };
     cards.set(pane.id, shown);
     drawScreen(pre, screens.get(pane.id) || []);
   }
   shown.title.textContent = `${pane.id}: ${pane.title || pane.program} · ${pane.cwd}`;
   shown.status.textContent = pane.state;
   shown.status.className = `state ${pane.state.split("(")[0]}`;
+  shown.start.hidden = pane.state !== "held";
   return shown.card;
 }
 
@@ -106,6 +78,23 @@ function update(message) {
     if (shown) drawScreen(shown.pre, rows);
   }
   if (message.panes || (filter.value && Object.keys(message.screens).length)) render();
+}
+
+async function startPane(id, button) {
+  button.disabled = true;
+  try {
+    const answer = await fetch(`/api/panes/${id}/start`, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "Content-Type": "application/json" },
+      body: "{}",
+    });
+    if (!answer.ok) state.textContent = (await answer.json()).error || answer.statusText;
+  } catch (error) {
+    state.textContent = error.message;
+  } finally {
+    button.disabled = false;
+  }
 }
 
 function connect() {
