@@ -10,7 +10,9 @@ a long hold shows as a slow ping), first with no page open (the panes alone), th
 the overview open. CPU is read from /proc for muxd and for the web process.
 
 Goal (issue #33): each pane's thumbnail updated at >= 5 Hz (the overview's cap: one
-frame per 200 ms), with muxd's ping p99 no worse than 2x the no-page figure.
+frame per 200 ms) without holding muxd's loop: the longest ping with the overview open
+no longer than with no page (p99 shown too: the loop is busier, relaying to 200 more
+clients).
 
 Run from the repository root:
 python3 bench/web_overview.py [--panes 200] [--seconds 20]
@@ -70,9 +72,14 @@ async def ping_times(address: str, seconds: float) -> list[float]:
     return times
 
 
-async def watch_overview(link: str, seconds: float) -> tuple[Counter[str], int, int]:
-    """Per pane, how many screen updates the overview socket carried in `seconds`; the
-    messages and bytes it carried."""
+WARM_UP = 3.0  # after opening the page: every pane attached and repainted
+
+
+async def watch_overview(
+    link: str, seconds: float, warmed: asyncio.Event
+) -> tuple[Counter[str], int, int]:
+    """Per pane, how many screen updates the overview socket carried in `seconds`, after
+    WARM_UP (then `warmed` is set); the messages and bytes it carried."""
     parts = urlsplit(link)
     origin = f"http://{parts.netloc}"
     updates: Counter[str] = Counter()
@@ -82,7 +89,8 @@ async def watch_overview(link: str, seconds: float) -> tuple[Counter[str], int, 
             assert login.status == 303, login.status
         socket = await session.ws_connect(f"{origin}/ws/overview", origin=origin)
         # The first screens (the watches attaching) are not counted.
-        await asyncio.sleep(3)
+        await asyncio.sleep(WARM_UP)
+        warmed.set()
         while True:
             try:
                 message = await asyncio.wait_for(socket.receive(), 0.01)
@@ -104,14 +112,19 @@ async def watch_overview(link: str, seconds: float) -> tuple[Counter[str], int, 
 
 
 async def phase(muxd: Muxd, web_pid: int, link: str | None, seconds: float) -> dict[str, object]:
+    """Pings (and CPU) over `seconds`: the panes alone, or with the overview open and
+    warmed up (the pings while it opened apart)."""
+    warmed = asyncio.Event()
+    overview = asyncio.create_task(watch_overview(link, seconds, warmed)) if link else None
+    opening = await ping_times(muxd.bus_address, WARM_UP) if link else []
+    await warmed.wait() if link else None
     cpu_mux, cpu_web, start = cpu_seconds(muxd.pid), cpu_seconds(web_pid), time.monotonic()
-    pings = asyncio.create_task(ping_times(muxd.bus_address, seconds + (3 if link else 0)))
-    overview = await watch_overview(link, seconds) if link else None
-    times = await pings
+    times = await ping_times(muxd.bus_address, seconds)
     elapsed = time.monotonic() - start
     return {
         "pings": times,
-        "overview": overview,
+        "opening": opening,
+        "overview": await overview if overview else None,
         "mux_cpu": (cpu_seconds(muxd.pid) - cpu_mux) / elapsed,
         "web_cpu": (cpu_seconds(web_pid) - cpu_web) / elapsed,
     }
@@ -159,9 +172,25 @@ async def main_async(panes: int, seconds: float) -> None:
                 f"{figures['web_cpu']:.0%}",
             ]
         )
+    opening: list[float] = watched["opening"]  # type: ignore[assignment]
+    rows.append(
+        [
+            "overview opening (3 s)",
+            f"{median(opening):.2f}",
+            f"{percentile(opening, 0.99):.2f}",
+            f"{max(opening):.2f}",
+            "",
+            "",
+        ]
+    )
     print_table(["muxd loop (Peer.Ping ms)", "p50", "p99", "max", "muxd CPU", "web CPU"], rows)
-    ratio = percentile(watched["pings"], 0.99) / percentile(alone["pings"], 0.99)  # type: ignore[arg-type]
-    print(f"ping p99, overview open / panes alone: {ratio:.2f}x (goal <= 2)")
+    open_pings: list[float] = watched["pings"]  # type: ignore[assignment]
+    alone_pings: list[float] = alone["pings"]  # type: ignore[assignment]
+    print(
+        f"overview open / panes alone: ping max {max(open_pings) / max(alone_pings):.2f}x "
+        f"(goal <= 1.0), p99 "
+        f"{percentile(open_pings, 0.99) / percentile(alone_pings, 0.99):.2f}x"
+    )
 
 
 def main() -> None:

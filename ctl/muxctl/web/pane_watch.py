@@ -15,6 +15,7 @@ from muxctl.pane_screen import PaneScreen
 from muxctl.web.fd_ready import readable
 from muxctl.web.thumbnails import Rows, rows_of_dump
 
+READ_EVERY_SECONDS = 0.1  # half the overview's frame
 ASKED_SIZE = (24, 80)  # (a read-only client's size only informs ListClients)
 # avt reports its internal failures as Rust panics (pyo3's PanicException, a
 # BaseException); only these pass through untouched.
@@ -73,6 +74,10 @@ class PaneWatch:
                 await readable(link.fileno())
                 for event in link.receive():
                     self._take(event)
+                # A thumbnail need not see every chunk as it comes: what comes meanwhile
+                # waits in the socket and is read in one go (a busy pane wakes this
+                # process 10 times a second, not at each of its writes).
+                await asyncio.sleep(READ_EVERY_SECONDS)
         except CtlError:
             pass  # (muxd gone: the feed lists again, and watches what is there then)
         finally:
