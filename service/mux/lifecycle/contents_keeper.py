@@ -35,7 +35,7 @@ from mux.panes.pane import Pane
 from mux.panes.table import PaneTable
 from mux.protocol.restore_problems import UnrestoredPane
 from mux.state.contents_store import ContentsProblem, ContentsStore
-from mux.state.schema import PaneSnapshot, Session
+from mux.state.schema import PaneSnapshot
 from mux.system.contents_key import Forgotten, KeyFound, KeyLookup, find_key, forget
 from mux.system.paths import Paths
 from mux.system.worker_threads import off_the_loop
@@ -138,17 +138,14 @@ class ContentsKeeper:
             return b""
 
     def peek(self, saved: PaneSnapshot, path: Path | None, lines: int) -> bytes:
-        """The last `lines` lines of a pane's saved contents (`path`: a history entry's
-        file), for a look before a restore: b"" for none, or none readable (nothing is
-        recorded: nothing is restored). Reads and opens the seal only, so it runs on a
-        worker thread."""
+        """The last `lines` lines of saved contents (`path`: a history entry's) for a look
+        before a restore; b"" for none readable, nothing recorded. Blocking: a worker's."""
         if not self.enabled or self._key is None or not self.store.is_name(saved.invocation):
             return b""
-        try:
+        with contextlib.suppress(ContentsProblem, ValueError):
             contents = self.store.read(self._key, saved.invocation, MAX_PANE_CONTENTS_BYTES, path)
-        except (ContentsProblem, ValueError):
-            return b""
-        return last_lines(contents, lines, MAX_PEEK_BYTES)
+            return last_lines(contents, lines, MAX_PEEK_BYTES)
+        return b""
 
     def read_ahead(self, panes: Iterable[PaneSnapshot]) -> None:
         """Start reading the contents of `panes` (those a restore is about to take, in
@@ -185,10 +182,6 @@ class ContentsKeeper:
         the old contents meanwhile)."""
         if self.enabled and self.store.is_name(invocation):
             self._not_shown[invocation] = show
-
-    @property
-    def key_ready(self) -> bool:
-        return self._key is not None
 
     def _show_late(self, invocation: str, show: Callable[[bytes], None]) -> None:
         del self._not_shown[invocation]
@@ -293,12 +286,6 @@ class ContentsKeeper:
             self.store.remove([name])
             self._saved_totals.pop(name, None)
             over -= on_disk[name]
-
-    def files_of(self, session: Session) -> dict[str, Path]:
-        """The contents files a snapshot names (for the history; blocking)."""
-        sizes = self.store.sizes() if self.enabled else {}
-        names = [pane.invocation for pane in session.panes if pane.invocation in sizes]
-        return {name: self.store.path(name) for name in names}
 
     # -- forget ----------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ above (generations only grow, even past a session.json removed by hand)."""
 
 import logging
 import os
+from pathlib import Path
 
 from mux.config import Settings
 from mux.lifecycle.contents_keeper import ContentsKeeper
@@ -27,7 +28,7 @@ class SessionArchive:
         """Keep a snapshot written (`data`) in the history with its panes' contents files,
         unless it would restore what the last one kept would. Blocking: the autosaver's
         writer thread, or the start."""
-        files = self._contents.files_of(session) if self._contents is not None else {}
+        files = _contents_files(self._contents, session)
         try:
             if self.history.archive(session, data, files):
                 log.info("snapshot %d is kept in the history", session.generation)
@@ -53,3 +54,10 @@ class SessionArchive:
         except OSError as e:
             log.error("the history of snapshots cannot be read: %s", e.strerror)
             return 0
+
+
+def _contents_files(keeper: ContentsKeeper | None, session: Session) -> dict[str, Path]:
+    """The contents files a snapshot's panes have (blocking)."""
+    sizes = keeper.store.sizes() if keeper is not None and keeper.enabled else {}
+    names = [pane.invocation for pane in session.panes if pane.invocation in sizes]
+    return {name: keeper.store.path(name) for name in names} if keeper else {}
