@@ -1,5 +1,5 @@
-"""The web view's JSON API (docs/web.md#the-api): the panes, the history of snapshots,
-a restore, starting a held pane. Every answer is JSON; muxd's refusal is 400 with its
+"""The web view's JSON API (docs/web.md#the-api): the panes, windows, hosts, the history
+of snapshots, a restore, starting a held pane. Every answer is JSON; muxd's refusal is 400 with its
 message, muxd away 503. A change is a POST of JSON (`Content-Type: application/json`,
 which a form of another site cannot send without the browser asking first), from the
 server's own pages (the guard checks its Origin)."""
@@ -11,7 +11,7 @@ from typing import Any
 from aiohttp import web
 
 from muxctl.errors import CtlError, RemoteError
-from muxctl.web import snapshots_source
+from muxctl.web import snapshots_source, windows_source
 from muxctl.web.dbus_worker import DbusWorker
 from muxctl.web.panes_source import overview
 
@@ -32,6 +32,14 @@ async def _answer(request: web.Request, question: Callable[[Any], Any]) -> web.S
 
 async def panes(request: web.Request) -> web.StreamResponse:
     return await _answer(request, lambda client: {"panes": overview(client)})
+
+
+async def windows(request: web.Request) -> web.StreamResponse:
+    return await _answer(request, lambda c: {"windows": windows_source.windows(c)})
+
+
+async def hosts(request: web.Request) -> web.StreamResponse:
+    return await _answer(request, lambda c: {"hosts": windows_source.hosts(c)})
 
 
 async def snapshots(request: web.Request) -> web.StreamResponse:
@@ -85,6 +93,8 @@ def routes(pane_id: str) -> list[Route]:
     generation = r"{generation:[0-9]{1,19}}"
     return [
         ("GET", "/api/panes", panes),
+        ("GET", "/api/windows", windows),
+        ("GET", "/api/hosts", hosts),
         ("GET", "/api/snapshots", snapshots),
         ("GET", f"/api/snapshots/{generation}", snapshot),
         ("POST", f"/api/snapshots/{generation}/restore", restore),

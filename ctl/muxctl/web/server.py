@@ -19,12 +19,19 @@ if TYPE_CHECKING:
 
 GUARD = web.AppKey("guard", Guard)
 STATIC = resources.files("muxctl.web") / "static"
-PAGES = {"overview": "overview.html", "pane": "pane.html", "snapshots": "snapshots.html"}
+PAGES = {
+    "/": "overview.html",
+    "/snapshots": "snapshots.html",
+    "/windows": "windows.html",
+    "/hosts": "hosts.html",
+}
 FILES = {
     "overview.js": "text/javascript",
     "pane.js": "text/javascript",
     "snapshots.js": "text/javascript",
     "screen.js": "text/javascript",
+    "windows.js": "text/javascript",
+    "hosts.js": "text/javascript",
     "web.css": "text/css",
     "vendor/xterm.mjs": "text/javascript",
     "vendor/addon-fit.mjs": "text/javascript",
@@ -69,18 +76,13 @@ def _prefetch(request: web.Request) -> bool:
     return "prefetch" in purpose.lower() or "prerender" in purpose.lower()
 
 
-async def overview_page(request: web.Request) -> web.StreamResponse:
-    html = (STATIC / PAGES["overview"]).read_text()
-    return web.Response(text=html, content_type="text/html")
-
-
-async def snapshots_page(request: web.Request) -> web.StreamResponse:
-    html = (STATIC / PAGES["snapshots"]).read_text()
+async def page(request: web.Request) -> web.StreamResponse:
+    html = (STATIC / PAGES[request.path]).read_text()
     return web.Response(text=html, content_type="text/html")
 
 
 async def pane_page(request: web.Request) -> web.StreamResponse:
-    html = (STATIC / PAGES["pane"]).read_text()
+    html = (STATIC / "pane.html").read_text()
     response = web.Response(text=html, content_type="text/html")
     response.headers["Content-Security-Policy"] = XTERM_CSP
     return response
@@ -129,10 +131,10 @@ def make_app(
     app[GUARD] = guard
     app[api.WORKER] = worker
     app.router.add_get("/login", log_in)
-    app.router.add_get("/", overview_page)
+    for path in PAGES:
+        app.router.add_get(path, page)
     app.router.add_get(f"/pane/{PANE_ID}", pane_page)
     app.router.add_get("/static/{name:(vendor/)?[a-z.-]+}", static_file)
-    app.router.add_get("/snapshots", snapshots_page)
     for method, path, handler in api.routes(PANE_ID):
         app.router.add_route(method, path, handler)
     app.router.add_get(f"/ws/pane/{PANE_ID}", pane_page_socket)
