@@ -24,13 +24,13 @@ def web(service: Service) -> Iterator[str]:
 
 
 @contextmanager
-def serving(service: Service) -> Iterator[str]:
+def serving(service: Service, *arguments: str) -> Iterator[str]:
     """`muxctl web --no-open` against `service`, until the block ends: its login link."""
-    process = service.muxctl_process("web", "--no-open")
+    process = service.muxctl_process("web", "--no-open", *arguments)
     try:
         assert process.stdout is not None
         link = process.stdout.readline().strip()
-        assert link.startswith("http://127.0.0.1:"), (
+        assert link.startswith(("http://", "https://")) and "/login?token=" in link, (
             link,
             process.stderr and process.stderr.read(),
         )
@@ -41,14 +41,19 @@ def serving(service: Service) -> Iterator[str]:
 
 
 @contextmanager
-def browser_page(width: int = 1200, height: int = 800) -> Iterator[tuple[Page, list[str]]]:
+def browser_page(
+    width: int = 1200, height: int = 800, *, trust_any_certificate: bool = False
+) -> Iterator[tuple[Page, list[str]]]:
     """A page in a headless chromium, and the errors its console logs meanwhile (a
     script or style the CSP refused would be one)."""
     errors: list[str] = []
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--disable-gpu"])
         try:
-            page = browser.new_page(viewport={"width": width, "height": height})
+            page = browser.new_page(
+                viewport={"width": width, "height": height},
+                ignore_https_errors=trust_any_certificate,
+            )
             page.on(
                 "console", lambda message: message.type == "error" and errors.append(message.text)
             )

@@ -14,7 +14,8 @@ from aiohttp import WSMsgType, WSServerHandshakeError
 from aiohttp.test_utils import TestClient, TestServer
 
 from muxctl.web import guard as guard_module
-from muxctl.web.guard import COOKIE, Guard, own_hosts
+from muxctl.web.guard import COOKIE, Guard
+from muxctl.web.listening import plan
 from muxctl.web.server import make_app
 
 PANES = [
@@ -64,7 +65,7 @@ def run(scenario: Scenario) -> None:
         server = TestServer(make_app(guard, StandInClient, Path("/nonexistent")), host="127.0.0.1")  # type: ignore[arg-type]
         async with TestClient(server) as client:
             host = f"127.0.0.1:{server.port}"
-            guard.serve_hosts(own_hosts("127.0.0.1", server.port or 0))
+            guard.serve_hosts(plan(None, None, None, None, None).hosts(server.port or 0))
             await scenario(client, guard, host)
 
     asyncio.run(main())
@@ -175,8 +176,13 @@ def test_a_login_link_or_a_session_too_old_is_void(monkeypatch: pytest.MonkeyPat
 
 
 def test_the_hosts_of_a_loopback_server() -> None:
-    assert own_hosts("127.0.0.1", 8080) == {"127.0.0.1:8080", "localhost:8080", "[::1]:8080"}
-    assert own_hosts("::1", 80) == {"127.0.0.1:80", "localhost:80", "[::1]:80"}
+    loopback = {"127.0.0.1:8080", "localhost:8080", "[::1]:8080"}
+    assert plan("127.0.0.1:0", None, None, None, None).hosts(8080) == loopback
+    assert plan("[::1]:80", None, None, None, None).hosts(80) == {
+        "127.0.0.1:80",
+        "localhost:80",
+        "[::1]:80",
+    }
 
 
 def test_the_pane_socket_takes_only_the_servers_own_pages() -> None:

@@ -1,7 +1,6 @@
 """muxctl web: mux in a browser, served by this process (docs/web.md)."""
 
 import argparse
-import ipaddress
 from typing import TYPE_CHECKING
 
 from muxctl.commands.command import ServiceCommand
@@ -17,9 +16,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--listen",
         metavar="ADDR:PORT",
-        default=DEFAULT_LISTEN,
-        help="where to listen: a loopback address and a port (0: any free one; default "
-        f"{DEFAULT_LISTEN})",
+        help="where to listen (0: any free port; default "
+        f"{DEFAULT_LISTEN}); an address other than loopback needs --cert and --key",
+    )
+    parser.add_argument(
+        "--socket",
+        metavar="PATH",
+        help="listen on a Unix socket (mode 0600, for a reverse proxy run as you) instead",
+    )
+    parser.add_argument("--cert", metavar="FILE", help="TLS: the certificate chain (PEM)")
+    parser.add_argument("--key", metavar="FILE", help="TLS: the certificate's private key (PEM)")
+    parser.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="the address browsers use (a proxy's, or a name for this machine): the only "
+        "Host and Origin taken",
     )
     parser.add_argument(
         "--no-open", action="store_true", help="print the login link only, open no browser"
@@ -27,32 +38,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def check(args: argparse.Namespace) -> None:
-    address, _, port = args.listen.rpartition(":")
-    address = address.strip("[]")
+    from muxctl.web.listening import BadListening, plan
+
     try:
-        args.port = int(port)
-        loopback = ipaddress.ip_address(address).is_loopback
-    except ValueError:
-        raise CtlError(
-            f"cannot listen on {args.listen!r}: give ADDR:PORT, such as 127.0.0.1:8080",
-            EXIT_USAGE,
-        ) from None
-    if not 0 <= args.port <= 65535:
-        raise CtlError(f"cannot listen on port {args.port}: ports go from 0 to 65535", EXIT_USAGE)
-    if not loopback:
-        raise CtlError(
-            f"{address} is not a loopback address: muxctl web listens only on this machine's "
-            "own (127.0.0.1 or ::1), where no one else on the network can reach it",
-            EXIT_USAGE,
-        )
-    args.address = address
+        args.listening = plan(args.listen, args.socket, args.cert, args.key, args.public_url)
+    except BadListening as e:
+        raise CtlError(str(e), EXIT_USAGE) from None
 
 
 def run(args: argparse.Namespace, client: "MuxClient") -> int:
     from muxctl.web.serve import serve
 
     client.close()  # (the server makes its own, in its worker thread)
-    return serve(args.address, args.port, open_browser=not args.no_open)
+    return serve(args.listening, open_browser=not args.no_open)
 
 
 COMMAND = ServiceCommand(

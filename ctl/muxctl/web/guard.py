@@ -40,15 +40,6 @@ XTERM_CSP = SECURITY_HEADERS["Content-Security-Policy"].replace(
 _CHANGES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
-def own_hosts(host: str, port: int) -> frozenset[str]:
-    """The `Host` values naming this server: its address and, on loopback, the names
-    of loopback, each with the port."""
-    names = {host}
-    if host in ("127.0.0.1", "::1", "localhost"):
-        names |= {"127.0.0.1", "localhost", "::1"}
-    return frozenset(f"[{name}]:{port}" if ":" in name else f"{name}:{port}" for name in names)
-
-
 class Guard:
     def __init__(self, hosts: frozenset[str], scheme: str = "http") -> None:
         self._scheme = scheme
@@ -56,6 +47,11 @@ class Guard:
         self.token = secrets.token_urlsafe(32)
         self._token_until: float | None = time.monotonic() + TOKEN_SECONDS
         self._sessions: dict[str, float] = {}  # id -> when it ends (monotonic)
+
+    @property
+    def secure(self) -> bool:
+        """Whether the browser reaches the server over TLS (the cookie says Secure)."""
+        return self._scheme == "https"
 
     def serve_hosts(self, hosts: frozenset[str]) -> None:
         """The `Host` values this server answers for (known once it is bound)."""

@@ -2,6 +2,8 @@
 every request through the guard (muxctl.web.guard). D-Bus is asked from one worker
 thread (muxctl's client blocks), so a slow answer never holds the server."""
 
+import os
+import socket
 from collections.abc import Awaitable, Callable
 from importlib import resources
 from pathlib import Path
@@ -9,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
+from mux.system.peercred import PeerUnknown, peer_credentials
 from muxctl.web import api
 from muxctl.web.dbus_worker import DbusWorker
 from muxctl.web.guard import COOKIE, SECURITY_HEADERS, XTERM_CSP, Guard
@@ -48,6 +51,8 @@ async def guarded(request: web.Request, handler: Handler) -> web.StreamResponse:
     refused = guard.refusal(
         request.method, request.path, request.headers, request.cookies.get(COOKIE)
     )
+    if not _own_user(request):
+        refused = 403, "this server serves its own user only"
     if refused is not None:
         status, reason = refused
         response: web.StreamResponse = web.Response(status=status, text=reason + "\n")
@@ -56,6 +61,18 @@ async def guarded(request: web.Request, handler: Handler) -> web.StreamResponse:
     for name, value in SECURITY_HEADERS.items():
         response.headers.setdefault(name, value)  # (the pane page widens its CSP)
     return response
+
+
+def _own_user(request: web.Request) -> bool:
+    """On a Unix socket (--socket), whether the peer runs as this user (SO_PEERCRED; not
+    knowing is no); over TCP, always (the session says who may come)."""
+    sock = request.transport.get_extra_info("socket") if request.transport else None
+    if sock is None or sock.family != socket.AF_UNIX:
+        return True
+    try:
+        return bool(peer_credentials(sock).uid == os.getuid())
+    except PeerUnknown:
+        return False
 
 
 async def log_in(request: web.Request) -> web.StreamResponse:
@@ -67,7 +84,8 @@ async def log_in(request: web.Request) -> web.StreamResponse:
     if session is None:
         return web.Response(status=403, text="this login link was used already, or is void\n")
     response = web.Response(status=303, headers={"Location": "/"})
-    response.set_cookie(COOKIE, session, httponly=True, samesite="Strict", path="/")
+    secure = request.app[GUARD].secure
+    response.set_cookie(COOKIE, session, httponly=True, samesite="Strict", path="/", secure=secure)
     return response
 
 
