@@ -61,9 +61,17 @@ def systemd_files(config_home: Path, data_home: Path) -> list[InstalledFile]:
         },
     )
     dbus = _rewrite(_shipped("unitfiles", DBUS_SERVICE_FILE), {"Exec": shlex.join(muxd_argv())})
+    web = _rewrite(
+        _shipped("unitfiles", "mux-web.service"),
+        {"ExecStart": systemd_quote([*muxctl_argv(), "web", "--no-open"])},
+    )
     return [
         InstalledFile(unit_dir / "mux.service", service.encode()),
         InstalledFile(unit_dir / "mux.socket", _shipped("unitfiles", "mux.socket").encode()),
+        InstalledFile(unit_dir / "mux-web.service", web.encode()),
+        InstalledFile(
+            unit_dir / "mux-web.socket", _shipped("unitfiles", "mux-web.socket").encode()
+        ),
         InstalledFile(data_home / "dbus-1" / "services" / DBUS_SERVICE_FILE, dbus.encode()),
     ]
 

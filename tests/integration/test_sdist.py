@@ -31,6 +31,8 @@ def test_the_sdist_and_its_wheel_carry_everything(tmp_path: Path) -> None:
         "LICENSE",
         "units/mux.service",
         "units/mux.socket",
+        "units/mux-web.service",
+        "units/mux-web.socket",
         "units/org.mux.Mux1.service",
         "launchd/org.mux.muxd.plist",
         "desktop/org.mux.Mux.desktop",

@@ -14,6 +14,8 @@ SYSTEM_FILES = (
     "/usr/bin/muxctl",
     "/usr/lib/systemd/user/mux.service",
     "/usr/lib/systemd/user/mux.socket",
+    "/usr/lib/systemd/user/mux-web.service",  # (off by default: docs/web.md)
+    "/usr/lib/systemd/user/mux-web.socket",
     "/usr/share/dbus-1/services/org.mux.Mux1.service",
     *sorted(
         f"/usr/share/dbus-1/interfaces/{xml.name}"

@@ -46,6 +46,8 @@ BUILD_TOOLS = ("build>=1.0", "installer>=0.7", "setuptools>=77", "shtab>=1.9")
 DATA = {
     "units/mux.service": "usr/lib/systemd/user/mux.service",
     "units/mux.socket": "usr/lib/systemd/user/mux.socket",
+    "units/mux-web.service": "usr/lib/systemd/user/mux-web.service",
+    "units/mux-web.socket": "usr/lib/systemd/user/mux-web.socket",
     "units/org.mux.Mux1.service": "usr/share/dbus-1/services/org.mux.Mux1.service",
     "desktop/org.mux.Mux.desktop": "usr/share/applications/org.mux.Mux.desktop",
     "desktop/org.mux.Mux.search-provider.ini": (

@@ -81,9 +81,11 @@ async def _logged_in(client: TestClient[Any, Any], guard: Guard) -> str:
 
 def test_the_login_link_once_then_the_cookie_opens_every_page() -> None:
     async def scenario(client: TestClient[Any, Any], guard: Guard, host: str) -> None:
+        spent = guard.token
         session = await _logged_in(client, guard)
-        again = await client.get(f"/login?token={guard.token}", allow_redirects=False)
+        again = await client.get(f"/login?token={spent}", allow_redirects=False)
         assert again.status == 403, "the link is spent"
+        assert guard.token != spent, "a new link for the next login (muxctl web --login)"
         page = await client.get("/", cookies={COOKIE: session})
         assert page.status == 200 and "overview.js" in await page.text()
         csp = page.headers["Content-Security-Policy"]

@@ -33,8 +33,10 @@ def run(args: argparse.Namespace) -> int:
         installed = [*systemd_files(config_home, data_home), *desktop_files(data_home)]
         files = [f.path for f in installed]
         if manager_reachable():
-            systemctl("disable", "mux.socket", "mux.service")
-            actions.append("systemctl --user disable mux.socket mux.service")
+            systemctl("disable", "mux.socket", "mux.service", "mux-web.socket", "mux-web.service")
+            actions.append(
+                "systemctl --user disable mux.socket mux.service mux-web.socket mux-web.service"
+            )
     removed = []
     for path in files:
         try:

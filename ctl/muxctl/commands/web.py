@@ -35,6 +35,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-open", action="store_true", help="print the login link only, open no browser"
     )
+    parser.add_argument(
+        "--login",
+        action="store_true",
+        help="serve nothing: open (or with --no-open print) a fresh login link of the "
+        "muxctl web already running, starting mux-web.service if none is",
+    )
 
 
 def check(args: argparse.Namespace) -> None:
@@ -47,10 +53,24 @@ def check(args: argparse.Namespace) -> None:
 
 
 def run(args: argparse.Namespace, client: "MuxClient") -> int:
+    client.close()  # (the server makes its own, in its worker thread)
+    if args.login:
+        from muxctl.web.login import log_in
+
+        return log_in(open_browser=not args.no_open)
+    from muxctl.web.listening import BadListening, handed_over
+    from muxctl.web.serve import handed_over as inherited
     from muxctl.web.serve import serve
 
-    client.close()  # (the server makes its own, in its worker thread)
-    return serve(args.listening, open_browser=not args.no_open)
+    sock = inherited()
+    if sock is not None:  # (mux-web.socket: where it listens is the socket's)
+        try:
+            args.listening = handed_over(
+                sock.family, sock.getsockname(), args.cert, args.key, args.public_url
+            )
+        except BadListening as e:
+            raise CtlError(f"mux-web.socket: {e}", EXIT_USAGE) from None
+    return serve(args.listening, open_browser=not args.no_open, sock=sock)
 
 
 COMMAND = ServiceCommand(

@@ -11,7 +11,7 @@ browser and gets the Strict cookie: only the Origin tells it apart).
 
 import secrets
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 TOKEN_SECONDS = 3600.0  # a login link unused this long is void
 SESSION_SECONDS = 12 * 3600.0  # a browser logs in again after this long
@@ -45,8 +45,17 @@ class Guard:
         self._scheme = scheme
         self.serve_hosts(hosts)
         self.token = secrets.token_urlsafe(32)
-        self._token_until: float | None = time.monotonic() + TOKEN_SECONDS
+        self._token_until = time.monotonic() + TOKEN_SECONDS
         self._sessions: dict[str, float] = {}  # id -> when it ends (monotonic)
+        # Told of each new login token (the server keeps it in the user's login page).
+        self.on_renewed: Callable[[], None] | None = None
+
+    def renew(self) -> None:
+        """A new login token (the last one void): after a login, and before it expires."""
+        self.token = secrets.token_urlsafe(32)
+        self._token_until = time.monotonic() + TOKEN_SECONDS
+        if self.on_renewed is not None:
+            self.on_renewed()
 
     @property
     def secure(self) -> bool:
@@ -62,9 +71,9 @@ class Guard:
         """A new session's id for the login token (once: it is spent); None if `token`
         is not it, or it was spent or is too old."""
         until, now = self._token_until, time.monotonic()
-        if until is None or now > until or not secrets.compare_digest(token, self.token):
+        if now > until or not secrets.compare_digest(token, self.token):
             return None
-        self._token_until = None
+        self.renew()  # (the next login needs the next link: `muxctl web --login`)
         session = secrets.token_urlsafe(32)
         self._sessions[session] = now + SESSION_SECONDS
         while len(self._sessions) > MAX_SESSIONS:

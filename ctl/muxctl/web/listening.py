@@ -120,3 +120,16 @@ def _loopback(address: str) -> bool:
 
 def _unspecified(address: str) -> bool:
     return ipaddress.ip_address(address).is_unspecified
+
+
+def handed_over(
+    family: int, name: object, cert: str | None, key: str | None, public_url: str | None
+) -> Listening:
+    """The plan for a socket systemd passed (mux-web.socket): the same rules as for the
+    address or path it listens on."""
+    if isinstance(name, str):  # AF_UNIX: its path
+        return plan(None, name, cert, key, public_url)
+    assert isinstance(name, tuple)
+    address, port = name[0], name[1]
+    shown = f"[{address}]:{port}" if ":" in address else f"{address}:{port}"
+    return plan(shown, None, cert, key, public_url)
