@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import re
+import subprocess
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import aiohttp
+import pytest
 from playwright.sync_api import Page, expect
 
 from tests.harness import Service, wait_for
@@ -129,3 +131,28 @@ def test_a_page_that_says_what_no_page_of_ours_says_is_let_go(service: Service, 
     code, reason = asyncio.run(talk())
     assert code == 1008 and "rows" in reason
     assert service.panes()[pane]["state"] == "running"
+
+
+def test_the_page_comes_back_after_its_connection_is_cut(service: Service, web: str) -> None:
+    """A blip: the page's connections cut under it (ss -K, as a network failure or a
+    proxy restart would): it connects again, muxd repaints, and what is typed
+    meanwhile arrives."""
+    pane = service.spawn(BASH, env={"PS1": "web$ "})
+    service.call("SendInput", "tay", [pane, b"echo before-blip\n"])
+    service.wait_screen(pane, "before-blip")
+    port = str(urlsplit(web).port)
+    with browser_page(900, 600) as (page, errors):
+        _open_pane(page, web, pane)
+        cut = subprocess.run(
+            ["ss", "-K", "state", "established", "(", "sport", "=", f":{port}", ")"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if cut.returncode != 0 or f":{port}" not in cut.stdout:
+            pytest.fail(f"ss -K cut nothing here: {cut.stdout} {cut.stderr}")
+        page.keyboard.type("echo typed-meanwhile-$((3*4))\n")
+        expect(page.locator(".xterm-rows")).to_contain_text("typed-meanwhile-12")
+        expect(page.locator("#state")).to_have_text("attached")
+        expect(page.locator(".xterm-rows")).to_contain_text("before-blip")  # repainted
+    assert errors == []
