@@ -19,9 +19,10 @@ from muxctl.web.thumbnails import Rows
 
 FRAME_SECONDS = 0.2  # 5 updates a second, at most, of each screen
 RELIST_SECONDS = 1.0  # at most this often, however often muxd signals
+HOSTS_RELIST_SECONDS = 2.0  # with hosts' panes shown: their screens read this often
 
 # The panes, and the screens' text of those not running (held, exited: not watched).
-Lister = Callable[[], Awaitable[tuple[list[dict[str, Any]], dict[int, list[str]]]]]
+Lister = Callable[[], Awaitable[tuple[list[dict[str, Any]], dict[str, list[str]]]]]
 
 
 class OverviewPage:
@@ -29,7 +30,7 @@ class OverviewPage:
 
     def __init__(self) -> None:
         self.panes: list[dict[str, Any]] | None = None
-        self.screens: dict[int, Rows] = {}
+        self.screens: dict[str, Rows] = {}  # by the pane's key
         self.error: str | None = None  # why there is no list (muxd away), if so
         self.ready = asyncio.Event()
 
@@ -38,7 +39,7 @@ class OverviewPage:
         message: dict[str, Any] = {"type": "update", "error": self.error}
         if self.panes is not None:
             message["panes"] = self.panes
-        message["screens"] = {str(pane): runs for pane, runs in self.screens.items()}
+        message["screens"] = dict(self.screens)
         self.panes, self.screens, self.error = None, {}, None
         self.ready.clear()
         return message
@@ -59,9 +60,9 @@ class OverviewFeed:
         self._signals = signals
         self._pages: set[OverviewPage] = set()
         self._panes: list[dict[str, Any]] = []
-        self._texts: dict[int, Rows] = {}  # screens of unwatched panes
-        self._watches: dict[int, PaneWatch] = {}
-        self._changed: set[int] = set()
+        self._texts: dict[str, Rows] = {}  # screens of unwatched panes, by key
+        self._watches: dict[int, PaneWatch] = {}  # this mux's running panes, by id
+        self._changed: set[str] = set()  # keys
         self._list_due = asyncio.Event()
         self._screens_due = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -71,7 +72,7 @@ class OverviewFeed:
     def open_page(self) -> OverviewPage:
         page = OverviewPage()
         page.panes = self._panes
-        page.screens = {pane: runs for pane in self._shown() if (runs := self._runs(pane))}
+        page.screens = {key: runs for key in self._shown() if (runs := self._runs(key))}
         if self._panes:
             page.ready.set()
         self._pages.add(page)
@@ -113,7 +114,11 @@ class OverviewFeed:
 
     async def _keep_listing(self) -> None:
         while True:
-            await self._list_due.wait()
+            remote = any(p["host"] for p in self._panes)
+            with contextlib.suppress(TimeoutError):  # (hosts' screens: read again anyway)
+                await asyncio.wait_for(
+                    self._list_due.wait(), HOSTS_RELIST_SECONDS if remote else None
+                )
             self._list_due.clear()
             await self._list()
             await asyncio.sleep(RELIST_SECONDS)
@@ -128,12 +133,12 @@ class OverviewFeed:
             self._list_due.set()
             return
         self._panes = panes
-        await self._watch(p for p in panes if p["state"] == "running")
-        listed = {p["id"] for p in panes}
+        await self._watch(p for p in panes if p["state"] == "running" and not p["host"])
+        listed = {p["key"] for p in panes}
         self._texts = {
-            pane: [[[line]] if line else [] for line in text]
-            for pane, text in texts.items()
-            if pane in listed
+            key: [[[line]] if line else [] for line in text]
+            for key, text in texts.items()
+            if key in listed
         }
         self._changed |= set(self._texts)
         for page in self._pages:
@@ -157,7 +162,7 @@ class OverviewFeed:
 
     def _mark(self, pane: int) -> Callable[[], None]:
         def changed() -> None:
-            self._changed.add(pane)
+            self._changed.add(str(pane))
             self._screens_due.set()
             watch = self._watches.get(pane)
             if watch is not None and watch.ended:
@@ -173,24 +178,24 @@ class OverviewFeed:
             drawn_at = loop.time()
             changed, self._changed = self._changed, set()
             screens = {}
-            for pane in changed:
-                watch = self._watches.get(pane)
+            for key in changed:
+                watch = self._watches.get(int(key)) if key.isdecimal() else None
                 if watch is not None and watch.redraw() and watch.rows is not None:
-                    screens[pane] = watch.rows
-                elif watch is None and pane in self._texts:
-                    screens[pane] = self._texts[pane]
+                    screens[key] = watch.rows
+                elif watch is None and key in self._texts:
+                    screens[key] = self._texts[key]
             if screens:
                 for page in self._pages:
                     page.screens.update(screens)
                     page.ready.set()
             await asyncio.sleep(FRAME_SECONDS - (loop.time() - drawn_at))  # (a frame apart)
 
-    def _shown(self) -> list[int]:
-        return [p["id"] for p in self._panes]
+    def _shown(self) -> list[str]:
+        return [p["key"] for p in self._panes]
 
-    def _runs(self, pane: int) -> Rows | None:
+    def _runs(self, key: str) -> Rows | None:
         """The pane's thumbnail as last drawn."""
-        watch = self._watches.get(pane)
+        watch = self._watches.get(int(key)) if key.isdecimal() else None
         if watch is not None:
             return watch.rows
-        return self._texts.get(pane)
+        return self._texts.get(key)

@@ -1,8 +1,10 @@
 """What the overview shows of each pane, read from muxd over D-Bus (blocking: the web
 server asks from one worker thread, never from its event loop)."""
 
+import contextlib
 from typing import TYPE_CHECKING, Any
 
+from mux.protocol.names import host_path
 from muxctl.commands.ls import pane_state
 
 if TYPE_CHECKING:
@@ -11,14 +13,17 @@ if TYPE_CHECKING:
 MAX_ROWS_SHOWN = 60  # of each screen: a thumbnail, not the pane
 
 
-def pane_entries(client: "MuxClient") -> list[dict[str, Any]]:
-    """Every pane (ListPanes) as the overview names it, as plain JSON values."""
-    (entries,) = client.call("ListPanes")
+def pane_entries(client: "MuxClient", host: str = "") -> list[dict[str, Any]]:
+    """Every pane (ListPanes) of this mux, or of one of its hosts, as the overview names
+    it, as plain JSON values; `key` tells panes of different hosts apart."""
+    (entries,) = client.call("ListPanes", path=host_path(host) if host else None)
     panes = []
     for entry in entries:
         pane = {key: value.value for key, value in entry.items()}
         panes.append(
             {
+                "key": f"{host}:{pane['id']}" if host else str(pane["id"]),
+                "host": host,
                 "id": pane["id"],
                 "window": pane.get("window", 0),
                 "title": pane.get("title", ""),
@@ -32,12 +37,12 @@ def pane_entries(client: "MuxClient") -> list[dict[str, Any]]:
     return panes
 
 
-def screen_text(client: "MuxClient", pane: int) -> list[str] | None:
+def screen_text(client: "MuxClient", pane: int, host: str = "") -> list[str] | None:
     """The pane's screen as text (GetScreen); None when it has gone meanwhile."""
     from muxctl.errors import RemoteError
 
     try:
-        (lines,) = client.call("GetScreen", body=[pane])
+        (lines,) = client.call("GetScreen", body=[pane], path=host_path(host) if host else None)
     except RemoteError:
         return None
     return list(lines)[:MAX_ROWS_SHOWN]
@@ -53,12 +58,22 @@ def overview(client: "MuxClient") -> list[dict[str, Any]]:
     return panes
 
 
-def overview_lists(client: "MuxClient") -> tuple[list[dict[str, Any]], dict[int, list[str]]]:
-    """Every pane, and the screen text of those not running (the overview's feed
-    watches the running ones itself)."""
+def overview_lists(client: "MuxClient") -> tuple[list[dict[str, Any]], dict[str, list[str]]]:
+    """Every pane, this mux's and each host's that is up, and the screen text (by key)
+    of those the overview's feed does not watch itself: this mux's that do not run, and
+    every host's (read again at each listing)."""
+    from muxctl.errors import RemoteError
+
     panes = pane_entries(client)
+    (hosts,) = client.call("ListHosts")
+    for host in hosts:
+        if host["state"].value == "up":
+            # (a link that went down meanwhile: its panes are listed once it is up again)
+            with contextlib.suppress(RemoteError):
+                panes += pane_entries(client, str(host["name"].value))
     texts = {}
     for pane in panes:
-        if pane["state"] != "running" and (text := screen_text(client, pane["id"])) is not None:
-            texts[pane["id"]] = text
+        unwatched = pane["host"] or pane["state"] != "running"
+        if unwatched and (text := screen_text(client, pane["id"], pane["host"])) is not None:
+            texts[pane["key"]] = text
     return panes, texts

@@ -9,26 +9,28 @@ const main = document.getElementById("panes");
 const filter = document.getElementById("filter");
 const state = document.getElementById("state");
 let panes = [];
-const screens = new Map(); // pane id -> rows of runs
-const cards = new Map(); // pane id -> {card, head, title, status, pre}
+const screens = new Map(); // pane key ("ID", or "HOST:ID" for a host's) -> rows of runs
+const cards = new Map(); // pane key -> {card, title, status, pre, start, open}
 let retries = 0;
 
 function matches(pane, words) {
-  const text = [pane.title, pane.program, pane.cwd, screenText(screens.get(pane.id))]
+  const text = [pane.host, pane.title, pane.program, pane.cwd, screenText(screens.get(pane.key))]
     .join("\n")
     .toLowerCase();
   return words.every((word) => text.includes(word));
 }
 
 function cardOf(pane) {
-  let shown = cards.get(pane.id);
+  let shown = cards.get(pane.key);
   if (!shown) {
     const card = element("article", "pane");
     card.dataset.pane = pane.id;
+    card.dataset.host = pane.host;
     const head = element("header");
     const title = element("span", "title");
     const open = element("a", "open", "attach");
     open.href = `/pane/${encodeURIComponent(pane.id)}`;
+    open.hidden = Boolean(pane.host); // (a host's pane: muxctl --host HOST attach ID)
     const status = element("span", "state");
     const start = element("button", "start", "start");
     start.title = "start this pane, held since the restore";
@@ -37,13 +39,14 @@ function cardOf(pane) {
     const pre = element("pre", "screen");
     card.append(head, pre);
     shown = { card, title, status, pre, start };
-    cards.set(pane.id, shown);
-    drawScreen(pre, screens.get(pane.id) || []);
+    cards.set(pane.key, shown);
+    drawScreen(pre, screens.get(pane.key) || []);
   }
-  shown.title.textContent = `${pane.id}: ${pane.title || pane.program} · ${pane.cwd}`;
+  const where = pane.host ? `${pane.host}: ` : "";
+  shown.title.textContent = `${where}${pane.id}: ${pane.title || pane.program} · ${pane.cwd}`;
   shown.status.textContent = pane.state;
   shown.status.className = `state ${pane.state.split("(")[0]}`;
-  shown.start.hidden = pane.state !== "held";
+  shown.start.hidden = pane.state !== "held" || Boolean(pane.host);
   return shown.card;
 }
 
@@ -51,13 +54,14 @@ function render() {
   const words = filter.value.toLowerCase().split(/\s+/).filter(Boolean);
   const windows = new Map();
   for (const pane of panes.filter((p) => matches(p, words))) {
-    if (!windows.has(pane.window)) windows.set(pane.window, []);
-    windows.get(pane.window).push(pane);
+    const window = pane.host ? `${pane.host}: window ${pane.window}` : `window ${pane.window}`;
+    if (!windows.has(window)) windows.set(window, []);
+    windows.get(window).push(pane);
   }
   const sections = [];
   for (const [window, members] of windows) {
     const section = element("section", "window");
-    section.append(element("h2", "", `window ${window}`));
+    section.append(element("h2", "", window));
     for (const pane of members) section.append(cardOf(pane));
     sections.push(section);
   }
@@ -68,13 +72,13 @@ function update(message) {
   state.textContent = message.error ? `${message.error}; trying again` : "";
   if (message.panes) {
     panes = message.panes;
-    const listed = new Set(panes.map((pane) => pane.id));
-    for (const id of [...cards.keys()]) if (!listed.has(id)) cards.delete(id);
-    for (const id of [...screens.keys()]) if (!listed.has(id)) screens.delete(id);
+    const listed = new Set(panes.map((pane) => pane.key));
+    for (const key of [...cards.keys()]) if (!listed.has(key)) cards.delete(key);
+    for (const key of [...screens.keys()]) if (!listed.has(key)) screens.delete(key);
   }
-  for (const [id, rows] of Object.entries(message.screens)) {
-    screens.set(Number(id), rows);
-    const shown = cards.get(Number(id));
+  for (const [key, rows] of Object.entries(message.screens)) {
+    screens.set(key, rows);
+    const shown = cards.get(key);
     if (shown) drawScreen(shown.pre, rows);
   }
   if (message.panes || (filter.value && Object.keys(message.screens).length)) render();

@@ -70,13 +70,14 @@ function connect() {
     retries = 0;
     const message = JSON.parse(event.data);
     state.textContent = message.error ? `${message.error}; trying again` : "";
-    for (const [id, rows] of Object.entries(message.screens)) {
-      screens.set(Number(id), rows);
-      const pre = regions.get(Number(id));
+    for (const [key, rows] of Object.entries(message.screens)) {
+      if (!/^[0-9]+$/.test(key)) continue; // (a host's pane: its windows are not drawn here)
+      screens.set(Number(key), rows);
+      const pre = regions.get(Number(key));
       if (pre) drawScreen(pre, rows);
     }
     if (message.panes) {
-      panes = new Map(message.panes.map((pane) => [pane.id, pane]));
+      panes = new Map(message.panes.filter((pane) => !pane.host).map((pane) => [pane.id, pane]));
       draw(); // (a new list may mean a split, a pane gone, a window made)
     }
   };
