@@ -50,11 +50,19 @@ PaneEvent = PaneOutput | PaneAttached | PaneEnded | PaneInterrupted
 
 class PaneLink:
     def __init__(
-        self, socket_path: Path, pane: int, size: tuple[int, int], *, read_only: bool = False
+        self,
+        socket_path: Path,
+        pane: int,
+        size: tuple[int, int],
+        *,
+        read_only: bool = False,
+        glance: bool = False,
     ) -> None:
-        """`read_only`: it watches (HELLO says so): muxd takes no input and no size of it."""
+        """`read_only`: it watches (HELLO says so): muxd takes no input and no size of it.
+        `glance`: a thumbnail's (read-only too): no use of the pane, no one looking."""
         self.pane = pane
         self._read_only = read_only
+        self._glance = glance
         self._path = socket_path
         self._size = size
         self._sock: socket.socket | None = None
@@ -70,7 +78,7 @@ class PaneLink:
         sock.setblocking(False)
         self._sock = sock
         rows, cols = self._size
-        hello = proto.Hello(read_only=self._read_only)
+        hello = proto.Hello(read_only=self._read_only or self._glance, glance=self._glance)
         for frame in (hello, proto.Resize(rows, cols), proto.Attach(self.pane)):
             self.say(frame)
 

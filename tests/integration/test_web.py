@@ -63,8 +63,8 @@ def test_the_overview_is_live_in_colour_and_watches_only_while_open(
     service: Service, web: str, tmp_path: Path
 ) -> None:
     """Screens change, panes exit and their titles change without a reload; colours
-    come through; each running pane is watched by a read-only client while a page is
-    open, and by none once it is closed."""
+    come through; each running pane is watched by a glance (a read-only client that is
+    no one looking) while a page is open, and by none once it is closed."""
     pane = service.spawn(["bash", "--norc", "--noprofile", "-i"], env={"PS1": "web$ "})
     service.wait_screen(pane, "web$")
     other = service.spawn(["sh", "-c", "exec sleep 600"])
@@ -74,8 +74,10 @@ def test_the_overview_is_live_in_colour_and_watches_only_while_open(
         card = page.locator(f'article.pane[data-pane="{pane}"]')
         expect(card.locator("pre")).to_contain_text("web$")
         wait_for(
-            lambda: [c["read_only"] for c in _clients(service, pane)] == [True],
-            what="the overview's read-only watch of the pane",
+            lambda: (
+                [(c["read_only"], c["glance"]) for c in _clients(service, pane)] == [(True, True)]
+            ),
+            what="the overview's glance at the pane (read-only, no one looking)",
         )
         service.call("SendInput", "tay", [pane, b"printf '\\033[31mred-%s\\033[0m\\n' $((40+2))\n"])
         red = card.locator("pre span", has_text="red-42")

@@ -8,9 +8,12 @@ from tests.loop_support import until
 from tests.unit.test_attach_hub import Client, Hub, StandInPane, connect, make_hub, run
 
 
-async def _attach(hub: Hub, pane: int, size: tuple[int, int], read_only: bool = False) -> Client:
+async def _attach(
+    hub: Hub, pane: int, size: tuple[int, int], read_only: bool = False, glance: bool = False
+) -> Client:
     client = connect(hub)
-    await client.send(proto.Hello(read_only=read_only), proto.Resize(*size), proto.Attach(pane))
+    hello = proto.Hello(read_only=read_only, glance=glance)
+    await client.send(hello, proto.Resize(*size), proto.Attach(pane))
     await client.wait_for(proto.Attached)
     await client.wait_for(proto.Repaint)
     return client
@@ -53,6 +56,28 @@ def test_a_watcher_does_not_count_as_the_pane_used_last() -> None:
         await _attach(hub, 1, (24, 80))
         await _attach(hub, 2, (24, 80), read_only=True)
         assert directory.most_recently_used().id == 1
+
+    run(test)
+
+
+def test_a_glance_watches_and_is_no_use_and_no_one_looking() -> None:
+    """A thumbnail's client (the web overview): read-only, and neither a use of the pane
+    (the spawn ledger) nor an attached client (notifications, KillIf)."""
+
+    async def test() -> None:
+        hub, directory = make_hub()
+        pane = directory.add(1)
+        glance = await _attach(hub, 1, (24, 80), glance=True)
+        pane.print(b"seen")
+        await glance.until(lambda: glance.output() == b"seen", "the output")
+        await glance.send(proto.Input(b"x"))
+        assert (await glance.wait_for(proto.Error)).code == "PreconditionFailed"
+        assert directory.uses == [] and hub.clients_of(pane) == 0
+        (listed,) = hub.clients(pane)
+        assert listed.glance and listed.read_only
+        watcher = await _attach(hub, 1, (24, 80), read_only=True)
+        assert hub.clients_of(pane) == 1 and len(directory.uses) == 1
+        del watcher
 
     run(test)
 

@@ -70,7 +70,7 @@ def decode_only_protocol_errors(data: bytes) -> None:
 
 
 @hostile_values
-@pytest.mark.parametrize("key", ["version", "terminal_fd"])
+@pytest.mark.parametrize("key", ["version", "terminal_fd", "read_only", "status", "glance"])
 def test_a_hostile_value_in_hello_is_a_protocol_error(key: str, value: bytes) -> None:
     payload = b'{"version":1,"' + key.encode() + b'":' + value + b"}"
     if len(payload) > proto.MAX_HELLO:

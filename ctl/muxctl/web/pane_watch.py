@@ -66,7 +66,7 @@ class PaneWatch:
         return True
 
     async def _run(self) -> None:
-        link = PaneLink(self._attach_socket, self.pane, ASKED_SIZE, read_only=True)
+        link = PaneLink(self._attach_socket, self.pane, ASKED_SIZE, glance=True)
         try:
             link.connect()
             link.write()

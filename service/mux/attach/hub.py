@@ -176,7 +176,8 @@ class AttachHubOf(Generic[P]):
     def subscribe(self, session: AttachSession[P], pane: P) -> None:
         """The one place every subscription to a pane's output passes: the spawn
         ledger marks it before the first byte is sent."""
-        self._table.mark_use(pane, session.user)
+        if not session.client.glance:  # (a thumbnail is no one's use of the pane)
+            self._table.mark_use(pane, session.user)
         if not session.client.read_only:  # (watching is no use: it starts no lazily held pane)
             self.mark_used(pane)
         pane.add_output_sink(session.output, watching=session.client.read_only)
@@ -254,9 +255,11 @@ class AttachHubOf(Generic[P]):
             return False
 
     def clients_of(self, pane: P) -> int:
-        """Attached clients of `pane`, counting OpenAttach sockets still connecting."""
+        """Attached clients of `pane` (someone looking: not glances), counting OpenAttach
+        sockets still connecting."""
         connecting = self._connecting.get(pane.id, set())
-        return len(self._by_pane.get(pane.id, set()) | connecting)
+        looking = {s for s in self._by_pane.get(pane.id, set()) if not s.client.glance}
+        return len(looking | connecting)
 
     def repaint_all(self, pane: P) -> None:
         for session in list(self._by_pane.get(pane.id, ())):

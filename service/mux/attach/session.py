@@ -74,6 +74,7 @@ class ClientFacts:
     pid: int | None  # None: a socket OpenAttach made
     serial: int  # the order clients are listed in
     read_only: bool = False  # said in HELLO: it watches; no input, no resize
+    glance: bool = False  # said in HELLO: a thumbnail (read-only): no use, no one looking
     size: tuple[int, int] | None = None  # its terminal's (its last RESIZE); None: not said
     status_rows: int = 0  # rows of its terminal kept from the pane (a status line)
     last_active: float = field(default_factory=time.monotonic)  # attach, resize or input
@@ -197,7 +198,8 @@ class AttachSession(asyncio.Protocol, Generic[P]):
             return
         if self._terminal is not None:  # a repeated HELLO says anew what the client offers
             self._terminal.close()
-        self.client.read_only = hello.read_only
+        self.client.read_only = hello.read_only or hello.glance
+        self.client.glance = hello.glance
         self._status.asked(hello.status)
         self.client.status_rows = 0
         fd, pid = hello.terminal_fd, self.peer_pid

@@ -228,6 +228,7 @@ class ManagerInterface(RestoreMethods):
                 "pid": Variant("u", client.pid or 0),
                 "uid": Variant("u", os.getuid()),
                 "read_only": Variant("b", client.read_only),
+                "glance": Variant("b", client.glance),
                 "rows": Variant("q", (client.size or (0, 0))[0]),
                 "cols": Variant("q", (client.size or (0, 0))[1]),
             }

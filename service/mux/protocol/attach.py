@@ -130,12 +130,15 @@ class Hello(_Versioned):
     pane on, offered for the service to write the pane's output to itself
     (docs/attach-protocol.md#the-terminal-handed-over); None: not offered.
     `read_only`: the client only watches (docs/attach-protocol.md#read-only-clients).
-    `status`: its terminal's last row is for a status line (STATUS), not the pane."""
+    `status`: its terminal's last row is for a status line (STATUS), not the pane.
+    `glance`: a read-only client that is no one's terminal (a thumbnail: the web
+    view's overview), so no use of the pane and no one looking at it."""
 
     kind = FrameType.HELLO
     terminal_fd: int | None = None
     read_only: bool = False
     status: bool = False
+    glance: bool = False
 
     def payload(self) -> bytes:
         body: dict[str, object] = {"version": self.version}
@@ -145,6 +148,8 @@ class Hello(_Versioned):
             body["read_only"] = True
         if self.status:
             body["status"] = True
+        if self.glance:
+            body["glance"] = True
         return json.dumps(body).encode()
 
     @classmethod
@@ -155,10 +160,12 @@ class Hello(_Versioned):
             raise ProtocolError(
                 f"HELLO: terminal_fd must be a descriptor number (0 to {MAX_NUMBER})"
             )
-        read_only, status = value.get("read_only", False), value.get("status", False)
-        if not isinstance(read_only, bool) or not isinstance(status, bool):
-            raise ProtocolError("HELLO: read_only and status must be true or false")
-        return cls(cls._version(value), terminal_fd, read_only, status)
+        read_only, status, glance = (value.get(k, False) for k in ("read_only", "status", "glance"))
+        if not (
+            isinstance(read_only, bool) and isinstance(status, bool) and isinstance(glance, bool)
+        ):
+            raise ProtocolError("HELLO: read_only, status and glance must be true or false")
+        return cls(cls._version(value), terminal_fd, read_only, status, glance)
 
 
 @dataclass(frozen=True)
