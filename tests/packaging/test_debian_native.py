@@ -146,9 +146,12 @@ def test_changelog_version_matches_pyproject() -> None:
 
 
 def test_copyright_is_dep5_with_the_repository_license() -> None:
-    header, files, license_ = deb822((DEBIAN / "copyright").read_text())
+    header, files, xterm, license_ = deb822((DEBIAN / "copyright").read_text())
     assert header["Format"].startswith("https://www.debian.org/doc/packaging-manuals/copyright")
     assert files["Files"] == "*" and files["License"] == "MIT"
+    # muxctl web's xterm.js, copied from npm into the sdist (setup.py): MIT too.
+    assert xterm["Files"] == "ctl/muxctl/web/static/vendor/*" and xterm["License"] == "MIT"
+    assert "xterm.js authors" in xterm["Copyright"]
     assert PYPROJECT["project"]["license"] == "MIT"
     words = lambda text: re.sub(r"[\s.]+", " ", text).strip()  # noqa: E731
     body = (ROOT / "LICENSE").read_text().split("\n\n", 2)[2]  # past the title and copyright
