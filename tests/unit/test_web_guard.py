@@ -36,7 +36,9 @@ class StandInClient:
 
     closed = False
 
-    def call(self, member: str, body: list[Any] | None = None) -> list[Any]:
+    def call(
+        self, member: str, body: list[Any] | None = None, path: str | None = None
+    ) -> list[Any]:
         class V:
             def __init__(self, value: Any) -> None:
                 self.value = value

@@ -33,6 +33,7 @@ FILES = {
     "pane.js": "text/javascript",
     "snapshots.js": "text/javascript",
     "screen.js": "text/javascript",
+    "live.js": "text/javascript",
     "windows.js": "text/javascript",
     "hosts.js": "text/javascript",
     "web.css": "text/css",

@@ -3,6 +3,7 @@
 // screen when it did, at most five times a second. Everything shown is set as text
 // (textContent) or as colours through the CSSOM, never as markup: titles,
 // directories and screens come from programs.
+import { followOverview } from "/static/live.js";
 import { drawScreen, element, screenText } from "/static/screen.js";
 
 const main = document.getElementById("panes");
@@ -11,7 +12,6 @@ const state = document.getElementById("state");
 let panes = [];
 const screens = new Map(); // pane key ("ID", or "HOST:ID" for a host's) -> rows of runs
 const cards = new Map(); // pane key -> {card, title, status, pre, start, open}
-let retries = 0;
 
 function matches(pane, words) {
   const text = [pane.host, pane.title, pane.program, pane.cwd, screenText(screens.get(pane.key))]
@@ -69,7 +69,6 @@ function render() {
 }
 
 function update(message) {
-  state.textContent = message.error ? `${message.error}; trying again` : "";
   if (message.panes) {
     panes = message.panes;
     const listed = new Set(panes.map((pane) => pane.key));
@@ -101,19 +100,5 @@ async function startPane(id, button) {
   }
 }
 
-function connect() {
-  const url = new URL("/ws/overview", location.href);
-  url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
-  const socket = new WebSocket(url);
-  socket.onmessage = (event) => {
-    retries = 0;
-    update(JSON.parse(event.data));
-  };
-  socket.onclose = () => {
-    state.textContent = "connection lost: trying again";
-    setTimeout(connect, Math.min(5000, 250 * 2 ** retries++));
-  };
-}
-
 filter.addEventListener("input", render);
-connect();
+followOverview(update, state);

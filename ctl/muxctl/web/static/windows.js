@@ -1,6 +1,7 @@
 // Every window drawn to scale (docs/web.md#the-windows-page): its split tree as nested
 // boxes sized by the ratios, each region the pane's live screen (from the overview's
 // socket), the focused pane marked. Text as text, colours through the CSSOM.
+import { followOverview } from "/static/live.js";
 import { drawScreen, element } from "/static/screen.js";
 
 const main = document.getElementById("windows");
@@ -8,7 +9,6 @@ const state = document.getElementById("state");
 const screens = new Map(); // pane id -> rows of runs
 const regions = new Map(); // pane id -> its <pre>
 let panes = new Map(); // pane id -> the overview's entry
-let retries = 0;
 
 function region(paneId, focused) {
   const pane = panes.get(paneId);
@@ -62,29 +62,17 @@ async function draw() {
   if (!windows.length) main.append(element("p", "", "no windows"));
 }
 
-function connect() {
-  const url = new URL("/ws/overview", location.href);
-  url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
-  const socket = new WebSocket(url);
-  socket.onmessage = (event) => {
-    retries = 0;
-    const message = JSON.parse(event.data);
-    state.textContent = message.error ? `${message.error}; trying again` : "";
-    for (const [key, rows] of Object.entries(message.screens)) {
-      if (!/^[0-9]+$/.test(key)) continue; // (a host's pane: its windows are not drawn here)
-      screens.set(Number(key), rows);
-      const pre = regions.get(Number(key));
-      if (pre) drawScreen(pre, rows);
-    }
-    if (message.panes) {
-      panes = new Map(message.panes.filter((pane) => !pane.host).map((pane) => [pane.id, pane]));
-      draw(); // (a new list may mean a split, a pane gone, a window made)
-    }
-  };
-  socket.onclose = () => {
-    state.textContent = "connection lost: trying again";
-    setTimeout(connect, Math.min(5000, 250 * 2 ** retries++));
-  };
+function update(message) {
+  for (const [key, rows] of Object.entries(message.screens)) {
+    if (!/^[0-9]+$/.test(key)) continue; // (a host's pane: its windows are not drawn here)
+    screens.set(Number(key), rows);
+    const pre = regions.get(Number(key));
+    if (pre) drawScreen(pre, rows);
+  }
+  if (message.panes) {
+    panes = new Map(message.panes.filter((pane) => !pane.host).map((pane) => [pane.id, pane]));
+    draw(); // (a new list may mean a split, a pane gone, a window made)
+  }
 }
 
-connect();
+followOverview(update, state);
