@@ -49,6 +49,22 @@ def test_type_into_a_pane_and_see_it_resize_with_the_window(
         page.keyboard.press("Control+c")  # Ctrl reaches the program as ^C
         page.keyboard.type("echo after-$((1+1))\n")
         expect(page.locator(".xterm-rows")).to_contain_text("after-2")
+        page.keyboard.type("echo alt-one two")
+        page.keyboard.press("Alt+b")  # Alt as Meta: readline's backward-word
+        page.keyboard.type("X\n")
+        expect(page.locator(".xterm-rows")).to_contain_text("alt-one Xtwo")
+        # A paste (the browser's: a paste event with the text), bracketed for bash.
+        page.evaluate(
+            """() => {
+                const data = new DataTransfer();
+                data.setData("text/plain", "echo pasted-$((2*2))");
+                const target = document.querySelector(".xterm-helper-textarea");
+                const paste = {clipboardData: data, bubbles: true};
+                target.dispatchEvent(new ClipboardEvent("paste", paste));
+            }"""
+        )
+        page.keyboard.press("Enter")
+        expect(page.locator(".xterm-rows")).to_contain_text("pasted-4")
         big = service.panes()[pane]
         page.set_viewport_size({"width": 600, "height": 400})
         wait_for(
