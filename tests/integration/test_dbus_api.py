@@ -53,6 +53,7 @@ PANE_PROPERTY_TYPES = {
     "ExitStatus": "i",
     "Rows": "q",
     "Cols": "q",
+    "Notice": "s",
 }
 LIST_PANES_TYPES = {
     "id": "t",
@@ -528,6 +529,7 @@ def _expected_properties(service: Service, pane_id: int) -> dict[str, Any]:
         "ExitStatus": pane["exit_status"],
         "Rows": 15,
         "Cols": 70,
+        "Notice": "",
     }
 
 
@@ -595,7 +597,7 @@ def test_get_managed_objects_through_each_client(service: Service) -> None:
 
     out = service.busctl("call", BUS_NAME, ROOT, OBJECT_MANAGER, "GetManagedObjects").stdout
     assert out.startswith("a{oa{sa{sv}}} 6 "), "two panes, their windows, the two search objects"
-    assert f'"{pane_path(first)}" 1 "{PANE}" 11 ' in out
+    assert f'"{pane_path(first)}" 1 "{PANE}" {len(PANE_PROPERTY_TYPES)} ' in out
     assert '"Title" s "two"' in out and '"ExitStatus" i 4' in out
     out = service.gdbus_call(f"{OBJECT_MANAGER}.GetManagedObjects").stdout
     assert f"'{pane_path(first)}': {{'{PANE}': {{" in out

@@ -40,6 +40,7 @@ class StandInPane:
     exit_status: int = 0
     rows: int = 24
     cols: int = 80
+    unseen_notice: str = ""
     shell_state: str = ""
     last_command: str | None = None
     last_command_status: int | None = None

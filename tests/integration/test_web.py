@@ -82,6 +82,13 @@ def test_the_overview_is_live_in_colour_and_watches_only_while_open(
         service.call("SendInput", "tay", [pane, b"printf '\\033[31mred-%s\\033[0m\\n' $((40+2))\n"])
         red = card.locator("pre span", has_text="red-42")
         expect(red).to_have_css("color", "rgb(205, 0, 0)")
+        # A notification no one looking saw (the overview's glance is no one): shown on
+        # the card until someone uses the pane.
+        service.call("SendInput", "tay", [pane, b"printf '\\033]9;%s\\a' build-done\n"])
+        expect(card.locator("p.notice")).to_have_text("🔔 build-done")
+        assert service.panes()[pane]["notice"] == "build-done"
+        service.call("GetScreen", "t", [pane])  # (a read: seen)
+        expect(card.locator("p.notice")).to_be_hidden()
         service.call("SetTitle", "ts", [pane, "renamed-live"])
         expect(card.locator("header")).to_contain_text("renamed-live")
         service.call("SendInput", "tay", [pane, b"exit 7\n"])

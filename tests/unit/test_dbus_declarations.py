@@ -39,6 +39,7 @@ class StandInPane:
     exit_status = 0
     rows = 24
     cols = 80
+    unseen_notice = ""
     shell_state = "prompt"
     last_command = None
     last_command_status: int | None = None

@@ -31,6 +31,7 @@ def pane_entries(client: "MuxClient", host: str = "") -> list[dict[str, Any]]:
                 "cwd": pane.get("cwd", ""),
                 "state": pane_state(pane),
                 "rows": pane.get("rows", 0),
+                "notice": pane.get("notice", ""),  # (asked to tell, unseen: a muxd of now)
                 "cols": pane.get("cols", 0),
             }
         )

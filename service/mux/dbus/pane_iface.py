@@ -55,6 +55,9 @@ PANE_FIELDS: tuple[PaneField, ...] = (
     PaneField("exit_status", "i", "exit_status", property="ExitStatus"),
     PaneField("rows", "q", "rows", property="Rows"),
     PaneField("cols", "q", "cols", property="Cols"),
+    # What the pane asked to tell (OSC 9/777/99, a long command's end) while no one
+    # looked at it; "" once someone attached to, read or typed into it.
+    PaneField("notice", "s", "unseen_notice", property="Notice"),
     # What an integrated shell said last (docs/shell-integration.md): "prompt",
     # "command", or "" when unknown; the command line it started last; and that
     # command's exit status.

@@ -33,6 +33,7 @@ from mux.protocol.notices import (
     CommandFinished,
     Notice,
     bounded,
+    finished_summary,
     shown,
 )
 from mux.protocol.restore_problems import UnrestoredPane
@@ -286,15 +287,8 @@ def _server_message(member: str, signature: str, body: list[object]) -> Message:
 
 
 def _finished_text(pane: Pane, notice: CommandFinished) -> tuple[str, str]:
-    command = notice.command or "a command"
-    if notice.status == 0:
-        outcome = "finished"
-    elif notice.status is None:
-        outcome = "ended"
-    else:
-        outcome = f"failed (status {notice.status})"
     took = _duration(notice.seconds)
-    return f"{command}: {outcome}", f"after {took}, in pane {pane.id}: {pane.title}"
+    return finished_summary(notice), f"after {took}, in pane {pane.id}: {pane.title}"
 
 
 def _duration(seconds: float) -> str:

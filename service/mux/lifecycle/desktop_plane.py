@@ -21,6 +21,8 @@ from mux.desktop.sleep_guard import SleepGuard
 from mux.desktop.terminal import TerminalOpener
 from mux.lifecycle.control_plane import ControlPlane
 from mux.lifecycle.session_keeper import SessionKeeper
+from mux.lifecycle.unseen_notices import UnseenNotices
+from mux.panes.pane import Pane
 from mux.panes.search import QueryLimits
 from mux.panes.table import PaneTable
 from mux.system.tasks import BackgroundTasks
@@ -41,9 +43,10 @@ class DesktopPlane:
             settings.search_query_max_bytes, settings.search_query_max_terms
         )
         self.opener = TerminalOpener(settings.terminal_command)
-        self.notifier = Notifier(
-            settings, lambda pane: attach.clients_of(pane) if attach else 0, self.opener
+        self._attached: Callable[[Pane], int] = lambda pane: (
+            attach.clients_of(pane) if attach else 0
         )
+        self.notifier = Notifier(settings, self._attached, self.opener)
         self._settings = settings
         self.held_notice: HeldNotice | None = None
         self._saved = saved
@@ -53,6 +56,8 @@ class DesktopPlane:
 
     def join(self, table: PaneTable, control: ControlPlane) -> None:
         table.notice_listeners.append(self.notifier.pane_notice)
+        unseen = UnseenNotices(self._settings, table, self._attached)
+        table.notice_listeners.append(unseen.pane_notice)
         control.add_connection_listener(self.notifier)
         self.held_notice = HeldNotice(self._settings, table, self.notifier, self.opener)
         table.held.listeners.append(self.held_notice.held_changed)

@@ -92,6 +92,7 @@ class Pane:
         # Order of the last use by a client (spawn, attach, typed input): what
         # "the most recently used pane" means. Set by the table.
         self.use_order = 0
+        self.unseen_notice = ""  # its Notice (mux.lifecycle.unseen_notices)
         self._observer = observer
 
     def start(self) -> None:

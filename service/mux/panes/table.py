@@ -167,11 +167,14 @@ class PaneTable:
         self._use_count += 1
         pane.use_order = self._use_count
 
-    @staticmethod
-    def mark_use(pane: Pane, user: str | None) -> None:
-        """Someone is about to drive, read or subscribe to `pane` (the spawn ledger)."""
+    def mark_use(self, pane: Pane, user: str | None) -> None:
+        """Someone is about to drive, read or subscribe to `pane` (the spawn ledger); what
+        it asked to tell is seen now."""
         if pane.spawn_record is not None:
             pane.spawn_record.mark_use(user)
+        if pane.unseen_notice:
+            pane.unseen_notice = ""
+            self.pane_changed(pane, ["Notice"])
 
     def kill_if(
         self, pane_id: int, instance: bytes, conditions: Sequence[str], attached_clients: int

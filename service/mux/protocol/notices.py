@@ -43,6 +43,25 @@ class CommandFinished:
 Notice = AppNotification | CommandFinished
 
 
+def finished_summary(notice: CommandFinished) -> str:
+    """`COMMAND: finished`, `: failed (status N)` or `: ended` (no status)."""
+    command = notice.command or "a command"
+    if notice.status == 0:
+        outcome = "finished"
+    elif notice.status is None:
+        outcome = "ended"
+    else:
+        outcome = f"failed (status {notice.status})"
+    return f"{command}: {outcome}"
+
+
+def notice_summary(notice: Notice) -> str:
+    """A notice in a few words: what a pane asked to tell (its Notice property)."""
+    if isinstance(notice, CommandFinished):
+        return shown(finished_summary(notice), SUMMARY_CHARS)
+    return shown(notice.title or notice.body, SUMMARY_CHARS)
+
+
 def shown(text: str, limit: int) -> str:
     """On one line (runs of spaces, tabs and line breaks become one space), every
     other control character written as an escape, at most `limit` characters."""

@@ -14,7 +14,7 @@ const screens = new Map(); // pane key ("ID", or "HOST:ID" for a host's) -> rows
 const cards = new Map(); // pane key -> {card, title, status, pre, start, open}
 
 function matches(pane, words) {
-  const text = [pane.host, pane.title, pane.program, pane.cwd, screenText(screens.get(pane.key))]
+  const text = [pane.host, pane.title, pane.program, pane.cwd, pane.notice, screenText(screens.get(pane.key))]
     .join("\n")
     .toLowerCase();
   return words.every((word) => text.includes(word));
@@ -32,13 +32,15 @@ function cardOf(pane) {
     open.href = `/pane/${encodeURIComponent(pane.id)}`;
     open.hidden = Boolean(pane.host); // (a host's pane: muxctl --host HOST attach ID)
     const status = element("span", "state");
+    const notice = element("p", "notice");
+    notice.setAttribute("role", "status");
     const start = element("button", "start", "start");
     start.title = "start this pane, held since the restore";
     start.addEventListener("click", () => startPane(pane.id, start));
     head.append(title, open, start, status);
     const pre = element("pre", "screen");
-    card.append(head, pre);
-    shown = { card, title, status, pre, start };
+    card.append(head, notice, pre);
+    shown = { card, title, status, pre, start, notice };
     cards.set(pane.key, shown);
     drawScreen(pre, screens.get(pane.key) || []);
   }
@@ -47,6 +49,9 @@ function cardOf(pane) {
   shown.status.textContent = pane.state;
   shown.status.className = `state ${pane.state.split("(")[0]}`;
   shown.start.hidden = pane.state !== "held" || Boolean(pane.host);
+  shown.notice.textContent = pane.notice ? `🔔 ${pane.notice}` : "";
+  shown.notice.hidden = !pane.notice;
+  shown.card.classList.toggle("noticed", Boolean(pane.notice));
   return shown.card;
 }
 
