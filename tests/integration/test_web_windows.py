@@ -42,7 +42,7 @@ def test_a_window_drawn_to_scale_with_live_regions(
     assert errors == []
 
 
-def test_the_hosts_and_their_links(service: Service, web: str) -> None:
+def test_the_hosts_and_their_links(service: Service, web: str, tmp_path: Path) -> None:
     with browser_page() as (page, errors):
         page.goto(web)
         page.click("nav >> text=hosts")
@@ -54,4 +54,5 @@ def test_the_hosts_and_their_links(service: Service, web: str) -> None:
             lambda: row.locator(".link").inner_text() in ("down", "refused", "dialing"),
             what="the link's state",
         )
+        page.screenshot(path=tmp_path / "hosts.png")
     assert errors == []
