@@ -29,6 +29,7 @@ from mux.state.schema import PaneSnapshot, Session
 from mux.system.worker_threads import off_the_loop
 
 log = logging.getLogger(__name__)
+MAX_DRY_RUN_CONTENTS = 8 << 20  # of saved contents in one dry run's answer
 
 
 def _entry(pane_id: int, argv: list[str], cwd: str, window: int) -> dict[str, Variant]:
@@ -135,7 +136,15 @@ class HistoryRestore:
         if with_contents and keeper is not None:
 
             def peek_all() -> list[bytes | None]:
-                return [keeper.peek(p, files.get(p.invocation), p.rows) for p in chosen]
+                """Each pane's, until the answer holds MAX_DRY_RUN_CONTENTS (then none:
+                a reply of thousands of panes stays far below the bus's bound)."""
+                seen: list[bytes | None] = []
+                total = 0
+                for pane in chosen:
+                    tail = keeper.peek(pane, files.get(pane.invocation), pane.rows)
+                    total += len(tail)
+                    seen.append(tail if total <= MAX_DRY_RUN_CONTENTS else b"")
+                return seen
 
             contents = await off_the_loop(self._loop, peek_all)
         else:
