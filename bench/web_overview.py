@@ -10,7 +10,7 @@ a long hold shows as a slow ping), first with no page open (the panes alone), th
 the overview open. CPU is read from /proc for muxd and for the web process.
 
 Goal (issue #33): each pane's thumbnail updated at >= 5 Hz (the overview's cap: one
-frame per 200 ms) without holding muxd's loop: the longest ping with the overview open
+frame per 180 ms, 5.5 Hz) without holding muxd's loop: the longest ping with the overview open
 no longer than with no page (p99 shown too: the loop is busier, relaying to 200 more
 clients).
 

@@ -17,7 +17,7 @@ from muxctl.errors import CtlError, RemoteError
 from muxctl.web.pane_watch import PaneWatch
 from muxctl.web.thumbnails import Rows
 
-FRAME_SECONDS = 0.2  # 5 updates a second, at most, of each screen
+FRAME_SECONDS = 0.18  # a screen at most this often: a little over 5 a second
 RELIST_SECONDS = 1.0  # at most this often, however often muxd signals
 HOSTS_RELIST_SECONDS = 2.0  # with hosts' panes shown: their screens read this often
 

@@ -1,6 +1,6 @@
 // The overview: every pane with a picture of its screen, by window, kept up to date
 // over a WebSocket (docs/web.md#the-overview): the list when muxd says it changed, a
-// screen when it did, at most five times a second. Everything shown is set as text
+// screen when it did, at most every 180 ms (a little over five times a second). Everything shown is set as text
 // (textContent) or as colours through the CSSOM, never as markup: titles,
 // directories and screens come from programs.
 import { followOverview } from "/static/live.js";
