@@ -182,7 +182,7 @@ def test_freed_memory_is_released_after_a_save_at_most_once_an_interval_and_neve
         assert len(releases) == 1  # inside the interval: not now
         await until(lambda: len(releases) == 2, "the release the interval owed")
         assert releases[1] - first >= 0.3
-        await asyncio.sleep(0.4)
+        await asyncio.sleep(0.4)  # (past another interval: no third release may come)
         assert len(releases) == 2  # two saves, one release
 
     asyncio.run(scenario())

@@ -11,7 +11,6 @@ import shutil
 import socket
 import struct
 import termios
-import time
 import tty
 from collections.abc import Callable, Coroutine, Iterator
 from typing import Any
@@ -23,8 +22,6 @@ from mux.panes.pty_channel import PtyChannel
 from mux.protocol.errors import InvalidArgument, PreconditionFailed, Unavailable
 from mux.system.shared_reader import SharedReader
 from tests.loop_support import until
-
-TIMEOUT = 10.0
 
 
 def run(test: Callable[[asyncio.AbstractEventLoop], Coroutine[Any, Any, None]]) -> None:
@@ -57,10 +54,8 @@ def test_output_waiting_in_the_terminal_is_delivered_in_one_batch(pty: tuple[int
     async def test(loop: asyncio.AbstractEventLoop) -> None:
         for chunk in (b"a" * 1000, b"b" * 1000, b"c" * 1000):
             os.write(slave, chunk)
-        deadline = time.monotonic() + TIMEOUT  # the kernel moves it to the master's side
-        while readable_bytes(master) < 3000:
-            assert time.monotonic() < deadline, "the output never reached the master"
-            await asyncio.sleep(0.005)
+        # (the kernel moves it to the master's side)
+        await until(lambda: readable_bytes(master) >= 3000, "the output at the master")
         deliveries: list[bytes] = []
         channel = PtyChannel(master, loop, pane_id=1, max_input_backlog=4096)
         channel.start(deliveries.append)
@@ -78,10 +73,7 @@ def test_nothing_is_read_before_start(pty: tuple[int, int]) -> None:
     async def test(loop: asyncio.AbstractEventLoop) -> None:
         channel = PtyChannel(master, loop, pane_id=1, max_input_backlog=4096)
         os.write(slave, b"early")
-        deadline = time.monotonic() + TIMEOUT
-        while readable_bytes(master) < 5:
-            assert time.monotonic() < deadline
-            await asyncio.sleep(0.005)
+        await until(lambda: readable_bytes(master) >= 5, "the output at the master")
         assert channel.bytes_read == 0  # the loop ran, and no reader was there
         deliveries: list[bytes] = []
         channel.start(deliveries.append)

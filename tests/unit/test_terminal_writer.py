@@ -41,11 +41,22 @@ def read_all(master: int, size: int) -> bytes:
 
 
 async def drain_into(master: int, got: bytearray, until: asyncio.Event) -> None:
-    while not until.is_set():
-        try:
-            got += os.read(master, 65536)
-        except BlockingIOError:
-            await asyncio.sleep(0.001)
+    """Read the terminal as it becomes readable, until `until` is set."""
+    loop = asyncio.get_running_loop()
+    readable = asyncio.Event()
+    loop.add_reader(master, readable.set)
+    try:
+        while not until.is_set():
+            try:
+                got += os.read(master, 65536)
+            except BlockingIOError:
+                readable.clear()
+                waits = {asyncio.ensure_future(e.wait()) for e in (readable, until)}
+                _, pending = await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
+                for waiting in pending:
+                    waiting.cancel()
+    finally:
+        loop.remove_reader(master)
 
 
 def test_what_the_terminal_does_not_take_waits_in_order(terminal: list[int]) -> None:
@@ -133,10 +144,7 @@ def test_a_terminal_that_goes_away_ends_the_writer_quietly(terminal: list[int]) 
         writer.when_drained(lambda: called.append("drained"))
         os.close(master)  # the terminal emulator is gone: writes fail with EIO
         terminal[0] = -1
-        for _ in range(100):
-            await asyncio.sleep(0.01)
-            if not writer.is_open:
-                break
+        await until(lambda: not writer.is_open, "the writer to end")
         writer.write(b"ignored")
         return writer.is_open, writer.backlog, called
 
