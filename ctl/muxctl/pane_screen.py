@@ -125,6 +125,17 @@ class PaneScreen:
             self.vt = self._blank()
             return self.vt.view()
 
+    def dump(self) -> str:
+        """avt's dump of the screen (the web view's thumbnails read their rows from it);
+        after an internal failure of avt, the dump of a blank screen."""
+        try:
+            return str(self.vt.dump())
+        except _CONTROL_FLOW:
+            raise
+        except BaseException:
+            self.vt = self._blank()
+            return str(self.vt.dump())
+
     def feed(self, data: bytes) -> None:
         self.modes.feed(data)
         text = composed(self.graphics.translate(self.decoder.decode(data)))

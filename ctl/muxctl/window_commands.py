@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from mux.protocol.layout import LayoutError, Node, move_border, panes_of, parse_layout, to_json
 from muxctl.errors import CtlError
+from muxctl.output import unwrap
 from muxctl.prefix_keys import WINDOW_SWITCHES
 from muxctl.status_line import status_text, window_parts
 from muxctl.view_question import Asked
@@ -134,7 +135,7 @@ def panes_of_window(client: "MuxClient", window: int) -> list[int]:
 def plain_entries(client: "MuxClient", member: str) -> list[dict[str, Any]]:
     """What a Manager list method (`ListWindows`, `ListPanes`) answers, as plain values."""
     (entries,) = client.call(member)
-    return [{key: value.value for key, value in entry.items()} for entry in entries]
+    return [unwrap(entry) for entry in entries]
 
 
 def find_window(

@@ -59,10 +59,9 @@ def run(args: argparse.Namespace, client: "MuxClient") -> int:
 
         return log_in(open_browser=not args.no_open)
     from muxctl.web.listening import BadListening, handed_over
-    from muxctl.web.serve import handed_over as inherited
-    from muxctl.web.serve import serve
+    from muxctl.web.serve import inherited_socket, serve
 
-    sock = inherited()
+    sock = inherited_socket()
     if sock is not None:  # (mux-web.socket: where it listens is the socket's)
         try:
             args.listening = handed_over(

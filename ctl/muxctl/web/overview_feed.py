@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from muxctl.errors import CtlError, RemoteError
+from muxctl.errors import CtlError
 from muxctl.web.pane_watch import PaneWatch
 from muxctl.web.thumbnails import Rows
 
@@ -126,7 +126,7 @@ class OverviewFeed:
     async def _list(self) -> None:
         try:
             panes, texts = await self._list_panes()
-        except (CtlError, RemoteError) as e:  # (muxd away, or upgrading: said, and again)
+        except CtlError as e:  # (muxd away or upgrading, or a refusal: said, and again)
             for page in self._pages:
                 page.error = str(e)
                 page.ready.set()

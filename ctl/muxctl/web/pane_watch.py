@@ -17,9 +17,6 @@ from muxctl.web.thumbnails import Rows, rows_of_dump
 
 READ_EVERY_SECONDS = 0.1  # half the overview's frame
 ASKED_SIZE = (24, 80)  # (a read-only client's size only informs ListClients)
-# avt reports its internal failures as Rust panics (pyo3's PanicException, a
-# BaseException); only these pass through untouched.
-_CONTROL_FLOW = (KeyboardInterrupt, SystemExit, GeneratorExit)
 
 
 class PaneWatch:
@@ -52,13 +49,7 @@ class PaneWatch:
         call (output may change nothing that shows)."""
         if self._screen is None:
             return False
-        try:
-            dump = self._screen.vt.dump()
-        except _CONTROL_FLOW:
-            raise
-        except BaseException:  # (avt's panics: a blank thumbnail, the watch goes on)
-            self._screen.reset()
-            dump = ""
+        dump = self._screen.dump()
         if dump == self._last_dump:
             return False
         self._last_dump = dump

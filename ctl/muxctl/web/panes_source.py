@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from mux.protocol.names import host_path
 from muxctl.commands.ls import pane_state
+from muxctl.output import unwrap
 
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
@@ -16,10 +17,10 @@ MAX_ROWS_SHOWN = 60  # of each screen: a thumbnail, not the pane
 def pane_entries(client: "MuxClient", host: str = "") -> list[dict[str, Any]]:
     """Every pane (ListPanes) of this mux, or of one of its hosts, as the overview names
     it, as plain JSON values; `key` tells panes of different hosts apart."""
-    (entries,) = client.call("ListPanes", path=host_path(host) if host else None)
+    (entries,) = client.call("ListPanes", path=_path(host))
     panes = []
     for entry in entries:
-        pane = {key: value.value for key, value in entry.items()}
+        pane = unwrap(entry)
         panes.append(
             {
                 "key": f"{host}:{pane['id']}" if host else str(pane["id"]),
@@ -31,8 +32,8 @@ def pane_entries(client: "MuxClient", host: str = "") -> list[dict[str, Any]]:
                 "cwd": pane.get("cwd", ""),
                 "state": pane_state(pane),
                 "rows": pane.get("rows", 0),
-                "notice": pane.get("notice", ""),  # (asked to tell, unseen: a muxd of now)
                 "cols": pane.get("cols", 0),
+                "notice": pane.get("notice", ""),  # (asked to tell, unseen: a muxd of now)
             }
         )
     return panes
@@ -43,10 +44,15 @@ def screen_text(client: "MuxClient", pane: int, host: str = "") -> list[str] | N
     from muxctl.errors import RemoteError
 
     try:
-        (lines,) = client.call("GetScreen", body=[pane], path=host_path(host) if host else None)
+        (lines,) = client.call("GetScreen", body=[pane], path=_path(host))
     except RemoteError:
         return None
     return list(lines)[:MAX_ROWS_SHOWN]
+
+
+def _path(host: str) -> str | None:
+    """Where a call about `host`'s panes goes: its host object; this mux's: the root."""
+    return host_path(host) if host else None
 
 
 def overview(client: "MuxClient") -> list[dict[str, Any]]:

@@ -26,7 +26,7 @@ from muxctl.web.listening import Listening
 from muxctl.web.server import make_app
 
 
-def handed_over() -> socket.socket | None:
+def inherited_socket() -> socket.socket | None:
     """The listening socket systemd passed (mux-web.socket), if any."""
     activation = listen_fds().activation
     if not activation:

@@ -5,20 +5,18 @@ panes' saved contents, a restore of some of its panes, and starting a held pane.
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from avt._avt import Vt
-
+from mux.protocol.regions import Rect
+from muxctl.output import unwrap
+from muxctl.pane_screen import PaneScreen
 from muxctl.web.thumbnails import Rows, rows_of_dump
 from muxctl.wire import Variant
 
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
 
-# avt reports its internal failures as Rust panics (a BaseException); only these pass.
-_CONTROL_FLOW = (KeyboardInterrupt, SystemExit, GeneratorExit)
-
 
 def _plain(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{key: value.value for key, value in entry.items()} for entry in entries]
+    return [unwrap(entry) for entry in entries]
 
 
 def snapshots(client: "MuxClient") -> list[dict[str, Any]]:
@@ -43,16 +41,11 @@ def dry_run(client: "MuxClient", generation: int) -> list[dict[str, Any]]:
 
 
 def picture(contents: bytes, rows: int, cols: int) -> Rows:
-    """Saved contents (text, SGR, CR LF) drawn on a screen of the pane's size."""
-    vt = Vt(max(1, cols), max(1, rows), scrollback_limit=0)
-    try:
-        vt.feed_str(contents.decode("utf-8", errors="replace"))
-        dump = vt.dump()
-    except _CONTROL_FLOW:
-        raise
-    except BaseException:  # (avt's panics: no picture, the page says nothing is kept)
-        dump = ""
-    return rows_of_dump(dump, rows, cols)
+    """Saved contents (text, SGR, CR LF) drawn on a screen of the pane's size, as the
+    overview draws a pane's (muxctl.pane_screen)."""
+    screen = PaneScreen(Rect(0, 0, rows, cols))
+    screen.feed(contents)
+    return rows_of_dump(screen.dump(), rows, cols)
 
 
 def restore(client: "MuxClient", generation: int, panes: list[int]) -> list[dict[str, Any]]:

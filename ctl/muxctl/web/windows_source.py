@@ -4,6 +4,7 @@ one D-Bus thread)."""
 from typing import TYPE_CHECKING, Any
 
 from mux.protocol.layout import LayoutError, parse_layout, to_data
+from muxctl.output import unwrap
 
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
@@ -15,7 +16,7 @@ def windows(client: "MuxClient") -> list[dict[str, Any]]:
     (entries,) = client.call("ListWindows")
     listed = []
     for entry in entries:
-        window = {key: value.value for key, value in entry.items()}
+        window = unwrap(entry)
         try:
             layout = to_data(parse_layout(str(window.get("layout", ""))))
         except LayoutError:
