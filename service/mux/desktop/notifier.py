@@ -34,6 +34,7 @@ from mux.protocol.notices import (
     Notice,
     bounded,
     finished_summary,
+    newsworthy,
     shown,
 )
 from mux.protocol.restore_problems import UnrestoredPane
@@ -128,9 +129,9 @@ class Notifier:
         """The table's notice listener."""
         if not self._settings.notifications or self._attached(pane):
             return
+        if not newsworthy(notice, self._settings.notify_command_seconds):
+            return
         if isinstance(notice, CommandFinished):
-            if notice.seconds < self._settings.notify_command_seconds:
-                return
             summary, body = _finished_text(pane, notice)
         else:
             summary = notice.title or pane.title or f"pane {pane.id}"

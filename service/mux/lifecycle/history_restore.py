@@ -140,8 +140,9 @@ class HistoryRestore:
                 a reply of thousands of panes stays far below the bus's bound)."""
                 seen: list[bytes | None] = []
                 total = 0
-                for pane in chosen:
-                    tail = keeper.peek(pane, files.get(pane.invocation), pane.rows)
+                for pane in chosen:  # (past the bound, nothing more is read either)
+                    full = total > MAX_DRY_RUN_CONTENTS
+                    tail = b"" if full else keeper.peek(pane, files.get(pane.invocation), pane.rows)
                     total += len(tail)
                     seen.append(tail if total <= MAX_DRY_RUN_CONTENTS else b"")
                 return seen

@@ -58,6 +58,8 @@ class SessionArchive:
 
 def _contents_files(keeper: ContentsKeeper | None, session: Session) -> dict[str, Path]:
     """The contents files a snapshot's panes have (blocking)."""
-    sizes = keeper.store.sizes() if keeper is not None and keeper.enabled else {}
+    if keeper is None or not keeper.enabled:
+        return {}
+    sizes = keeper.store.sizes()
     names = [pane.invocation for pane in session.panes if pane.invocation in sizes]
-    return {name: keeper.store.path(name) for name in names} if keeper else {}
+    return {name: keeper.store.path(name) for name in names}

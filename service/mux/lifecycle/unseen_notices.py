@@ -9,7 +9,7 @@ from collections.abc import Callable
 from mux.config import Settings
 from mux.panes.pane import Pane
 from mux.panes.table import PaneTable
-from mux.protocol.notices import CommandFinished, Notice, notice_summary
+from mux.protocol.notices import Notice, newsworthy, notice_summary
 
 
 class UnseenNotices:
@@ -25,11 +25,8 @@ class UnseenNotices:
         """The table's notice listener."""
         if self._attached(pane):
             return  # (someone saw it)
-        if (
-            isinstance(notice, CommandFinished)
-            and notice.seconds < self._settings.notify_command_seconds
-        ):
-            return  # (a quick command is no news)
+        if not newsworthy(notice, self._settings.notify_command_seconds):
+            return
         summary = notice_summary(notice)
         if summary and summary != pane.unseen_notice:
             pane.unseen_notice = summary

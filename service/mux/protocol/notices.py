@@ -43,6 +43,12 @@ class CommandFinished:
 Notice = AppNotification | CommandFinished
 
 
+def newsworthy(notice: Notice, command_seconds: float) -> bool:
+    """Whether a notice is worth telling: a program's always, a command's that ran at
+    least `command_seconds` (notify_command_seconds)."""
+    return not isinstance(notice, CommandFinished) or notice.seconds >= command_seconds
+
+
 def finished_summary(notice: CommandFinished) -> str:
     """`COMMAND: finished`, `: failed (status N)` or `: ended` (no status)."""
     command = notice.command or "a command"
