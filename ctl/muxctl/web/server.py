@@ -34,6 +34,7 @@ FILES = {
     "snapshots.js": "text/javascript",
     "screen.js": "text/javascript",
     "live.js": "text/javascript",
+    "api.js": "text/javascript",
     "windows.js": "text/javascript",
     "hosts.js": "text/javascript",
     "web.css": "text/css",

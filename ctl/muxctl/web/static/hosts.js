@@ -1,5 +1,6 @@
 // The hosts this mux drives over ssh (docs/web.md#the-hosts-page): their link's state
 // and last error, read again every 2 seconds. Text as text.
+import { ask } from "/static/api.js";
 import { element } from "/static/screen.js";
 
 const main = document.getElementById("hosts");
@@ -8,9 +9,7 @@ const EVERY = 2000;
 
 async function refresh() {
   try {
-    const answer = await fetch("/api/hosts", { credentials: "same-origin" });
-    const body = await answer.json();
-    if (!answer.ok) throw new Error(body.error || answer.statusText);
+    const body = await ask("/api/hosts");
     state.textContent = "";
     if (!body.hosts.length) {
       main.replaceChildren(element("p", "", "no hosts: muxctl hosts add NAME DESTINATION adds one"));

@@ -2,12 +2,12 @@
 // each update (JSON: the list when it changed, the screens that did, or an error)
 // goes to `onUpdate`; a lost connection is said in `state` and made again, a quarter
 // of a second later and then less often (at most every 5 s).
+import { socketUrl } from "/static/api.js";
+
 export function followOverview(onUpdate, state) {
   let retries = 0;
   function connect() {
-    const url = new URL("/ws/overview", location.href);
-    url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
-    const socket = new WebSocket(url);
+    const socket = new WebSocket(socketUrl("/ws/overview"));
     socket.onmessage = (event) => {
       retries = 0;
       const message = JSON.parse(event.data);

@@ -3,6 +3,7 @@
 // screen when it did, at most every 180 ms (a little over five times a second). Everything shown is set as text
 // (textContent) or as colours through the CSSOM, never as markup: titles,
 // directories and screens come from programs.
+import { ask } from "/static/api.js";
 import { followOverview } from "/static/live.js";
 import { drawScreen, element, screenText } from "/static/screen.js";
 
@@ -91,13 +92,7 @@ function update(message) {
 async function startPane(id, button) {
   button.disabled = true;
   try {
-    const answer = await fetch(`/api/panes/${id}/start`, {
-      method: "POST",
-      credentials: "same-origin",
-      headers: { "Content-Type": "application/json" },
-      body: "{}",
-    });
-    if (!answer.ok) state.textContent = (await answer.json()).error || answer.statusText;
+    await ask(`/api/panes/${id}/start`, {});
   } catch (error) {
     state.textContent = error.message;
   } finally {

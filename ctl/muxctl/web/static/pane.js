@@ -5,6 +5,7 @@
 // and muxd repaints the screen then.
 import { Terminal } from "/static/vendor/xterm.mjs";
 import { FitAddon } from "/static/vendor/addon-fit.mjs";
+import { socketUrl } from "/static/api.js";
 
 const pane = Number(location.pathname.split("/").pop());
 const title = document.getElementById("title");
@@ -93,8 +94,7 @@ function control(message) {
 }
 
 function connect() {
-  const url = new URL(`/ws/pane/${pane}`, location.href);
-  url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
+  const url = socketUrl(`/ws/pane/${pane}`);
   url.searchParams.set("rows", term.rows);
   url.searchParams.set("cols", term.cols);
   if (readOnlyBox.checked) url.searchParams.set("read_only", "1");

@@ -1,29 +1,12 @@
 // The history of snapshots (docs/web.md#the-snapshots-page): pick one, see what a
 // restore would start (the dry run, each pane with a picture of its saved contents),
 // choose panes, restore them beside what runs. Text is set as text, never markup.
+import { ask } from "/static/api.js";
 import { drawScreen, element } from "/static/screen.js";
 
 const history = document.getElementById("history");
 const chosen = document.getElementById("chosen");
 const state = document.getElementById("state");
-
-async function ask(path, body) {
-  const options = body === undefined ? {} : {
-    method: "POST",
-    headers: { "Content-Type": "application/json" },
-    body: JSON.stringify(body),
-  };
-  const answer = await fetch(path, { credentials: "same-origin", ...options });
-  const text = await answer.text();
-  let parsed = {};
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = { error: text.trim() };
-  }
-  if (!answer.ok) throw new Error(parsed.error || answer.statusText);
-  return parsed;
-}
 
 async function listHistory() {
   try {

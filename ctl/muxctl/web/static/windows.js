@@ -1,6 +1,7 @@
 // Every window drawn to scale (docs/web.md#the-windows-page): its split tree as nested
 // boxes sized by the ratios, each region the pane's live screen (from the overview's
 // socket), the focused pane marked. Text as text, colours through the CSSOM.
+import { ask } from "/static/api.js";
 import { followOverview } from "/static/live.js";
 import { drawScreen, element } from "/static/screen.js";
 
@@ -40,10 +41,7 @@ function node(tree, focused) {
 async function draw() {
   let windows;
   try {
-    const answer = await fetch("/api/windows", { credentials: "same-origin" });
-    const body = await answer.json();
-    if (!answer.ok) throw new Error(body.error || answer.statusText);
-    windows = body.windows;
+    ({ windows } = await ask("/api/windows"));
   } catch (error) {
     state.textContent = error.message;
     return;
