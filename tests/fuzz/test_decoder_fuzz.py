@@ -15,6 +15,7 @@ import itertools
 import json
 import socket
 import time
+import typing
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,18 +28,17 @@ from hypothesis import strategies as st
 
 from mux.protocol import attach as frames
 from mux.protocol import resurrection as ar
-from mux.protocol.attach_conversation import ClientConversation, ServiceConversation
+from mux.protocol.attach_conversation import (
+    ClientConversation,
+    ClientFrame,
+    ServiceConversation,
+)
 from tests.fuzz.conftest import FIGURES, FuzzBus, LogWatch, examples, time_limit
 from tests.harness import DEFAULT_TIMEOUT, Service, resurrection_endpoint
 
-CLIENT_FRAMES = (
-    frames.Hello,
-    frames.Attach,
-    frames.Input,
-    frames.Paste,
-    frames.Resize,
-    frames.Detach,
-)
+# What a client may send, as the conversation declares it (STATUS, added for the status
+# line, was missing from a copy of this list here).
+CLIENT_FRAMES = typing.get_args(ClientFrame)
 HUGE_NUMBER = "9" * 5000  # past Python's 4300-digit limit on int(str)
 DEEPEST = 60_000  # characters of nested JSON
 
