@@ -69,10 +69,10 @@ LONE_PANE_COMMANDS = frozenset(
     | {"rename-window"}
     | WINDOW_SWITCHES
 )
-# Copy mode and the chooser, also done once detached; they send nothing, so a read-only
-# client may use them.
+# Copy mode, the chooser and the list of the keys, also done once detached; they send
+# nothing, so a read-only client may use them.
 COPY_COMMANDS = frozenset({"copy-mode", "copy-mode-page-up"})
-DETACHED_MODES = COPY_COMMANDS | {"choose-tree"}
+DETACHED_MODES = COPY_COMMANDS | {"choose-tree", "list-keys"}
 
 
 def parse_detach_key(text: str, what: str = "the detach key") -> bytes | None:

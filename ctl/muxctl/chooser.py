@@ -5,8 +5,9 @@ rows drawn and the choice out. Shown over the focused pane's region, as copy mod
 
 Up and Down (or `k` `j`, `C-p` `C-n`) move, Enter shows the window and focuses the
 pane chosen, a digit shows the window of that index at once, `q`, Escape or `C-c`
-leave. Everything written from a title, a program or a directory goes through
-`visible`: no control character of theirs reaches the terminal.
+leave. The same list, with nothing to pick, shows the keys (`?`: `listing`).
+Everything written from a title, a program or a directory goes through `visible`: no
+control character of theirs reaches the terminal.
 """
 
 import os
@@ -65,10 +66,17 @@ def choices(
     return lines
 
 
+def listing(texts: list[str]) -> list[Choice]:
+    """Lines only to read (the keys, for `?`): a Chooser of them picks nothing."""
+    return [Choice(0, 0, text) for text in texts]
+
+
 class Chooser:
     def __init__(self, lines: list[Choice], current: tuple[int, int], rows: int, cols: int) -> None:
-        """`current`: the (window, pane) shown now, selected to start with."""
+        """`current`: the (window, pane) shown now, selected to start with. Lines of
+        `listing` are only read: Enter leaves, as `q` does."""
         self.lines = lines
+        self._picks = any(line.window for line in lines)
         self.rows, self.cols = max(1, rows), max(1, cols)
         here = [at for at, c in enumerate(lines) if (c.window, c.pane) == current]
         self.selected = here[-1] if here else 0
@@ -81,12 +89,12 @@ class Chooser:
 
     def feed(self, keys: list[str]) -> Chosen | Ended | None:
         for key in keys:
-            if key in ("q", "Escape", "C-c", "C-g"):
+            if key in ("q", "Escape", "C-c", "C-g") or (key == "Enter" and not self._picks):
                 return Ended()
             if key == "Enter" and self.lines:
                 choice = self.lines[self.selected]
                 return Chosen(choice.window, choice.pane)
-            if key.isdigit() and len(key) == 1:
+            if key.isdigit() and len(key) == 1 and self._picks:
                 heads = [c for c in self.lines if c.text.startswith(f"({key}) ")]
                 if heads:
                     return Chosen(heads[0].window, heads[0].pane)

@@ -1,7 +1,8 @@
-"""Copy mode and the chooser for a pane shown alone (`muxctl attach` of a lone pane,
-which hands the terminal to muxd): once detached, the pane's history (or every window
-and pane) on the terminal's alternate screen, its normal screen and scrollback
-untouched; then the attach goes on (docs/windows.md#copy-mode)."""
+"""Copy mode, the chooser and the list of the keys for a pane shown alone (`muxctl
+attach` of a lone pane, which hands the terminal to muxd): once detached, the pane's
+history (or every window and pane, or the keys) on the terminal's alternate screen,
+its normal screen and scrollback untouched; then the attach goes on
+(docs/windows.md#copy-mode)."""
 
 import select
 import signal
@@ -9,7 +10,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from muxctl import copy_view
-from muxctl.chooser import Chooser, Chosen, choices
+from muxctl.chooser import Chooser, Chosen, choices, listing
 from muxctl.clipboard import PasteBuffer, clipboard_sequence
 from muxctl.copy_mode import Copied, CopyMode, ModeKeys
 from muxctl.key_reader import KeyReader
@@ -60,6 +61,13 @@ def choose_alone(
     mode = Chooser(choices(windows, panes), (window, pane), *window_size(fds[1]))
     ended, stopped = _alone(mode, fds, lambda ended: b"")
     return (ended if isinstance(ended, Chosen) else None), stopped
+
+
+def keys_alone(keys: list[str], *, fds: tuple[int, int] = (0, 1)) -> int | None:
+    """The keys (`?`, a line each) over the whole terminal until read; the signal that
+    ended it instead, else None."""
+    mode = Chooser(listing(keys), (0, 0), *window_size(fds[1]))
+    return _alone(mode, fds, lambda ended: b"")[1]
 
 
 def _alone(

@@ -4,15 +4,15 @@ commands behind a prefix key, as tmux's (docs/windows.md#the-window-view).
 Pure: bytes in, events out. After the prefix key, one key is a command: an arrow
 moves the focus, `%` splits side by side, `"` one above the other, `x` closes the
 focused pane, `z` zooms it (and back), `c` makes a new window, `n`/`p` show the next
-and previous one, `l` the last one shown, `0`-`9` the one of that index, `d`
-detaches; the prefix key again types it; any other key is ignored, as tmux ignores a
-key it has no binding for.
+and previous one, `l` the last one shown, `0`-`9` the one of that index, `o` and `;`
+focus the next and the last pane, `?` lists the keys, `d` detaches; the prefix key
+again types it; any other key is ignored, as tmux ignores a key it has no binding for.
 """
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from mux.window_keys import DEFAULT_KEYS
+from mux.window_keys import DEFAULT_KEYS, meaning
 
 ARROWS = {b"A": "up", b"B": "down", b"C": "right", b"D": "left"}
 COMMAND_KEYS = {key.encode(): command for key, command in DEFAULT_KEYS.items()}
@@ -21,6 +21,7 @@ COMMAND_KEYS = {key.encode(): command for key, command in DEFAULT_KEYS.items()}
 KEY_HELP = (
     ('% or "', "split the focused pane side by side, or one above the other"),
     ("arrows", "move the focus to the pane that way"),
+    ("o ;", "move the focus to the next pane, or back to the one focused before"),
     ("Alt-arrows", "move the focused pane's border that way by 5 cells"),
     ("x", "close the focused pane (asks y/n)"),
     ("&", "close the window, every pane of it (asks y/n)"),
@@ -32,8 +33,15 @@ KEY_HELP = (
     ("0 ... 9", "the window of that index (as muxctl windows lists them)"),
     ("[ or PageUp", "copy mode: scroll back through the pane's history, search, copy"),
     ("]", "paste what copy mode copied last"),
+    ("?", "list the keys"),
     ("d", "detach"),
     ("the prefix", "types it"),
+)
+# The keys after the prefix that are no character (not bindable in `[keys]`), for `?`.
+FIXED_KEYS = (
+    ("arrows", "move the focus to the pane that way"),
+    ("M-arrows", "move the focused pane's border that way by 5 cells"),
+    ("PageUp", "copy mode, a page up"),
 )
 
 
@@ -48,6 +56,24 @@ def keys_help() -> str:
         " status line; a border dragged resizes; the wheel scrolls back (copy mode)."
     )
     return "\n".join(lines)
+
+
+def key_list(prefix: bytes | None, bindings: Mapping[bytes, str]) -> list[str]:
+    """The keys as `?` lists them, a line each (`C-b %   split-horizontal   split the
+    focused pane side by side`): those bound now, `[keys]` applied, then the fixed ones."""
+    before = key_label(prefix) if prefix is not None else "(no prefix)"
+    bound = [
+        (key.decode(), f"{command:<16} {meaning(command)}")
+        for key, command in sorted(bindings.items())
+    ]
+    return [f"{before} {key:<8} {what}" for key, what in [*bound, *FIXED_KEYS]]
+
+
+def key_label(key: bytes) -> str:
+    """A key's name as tmux writes it: `C-b` for a control key, else the character."""
+    if len(key) == 1 and (key[0] < 0x20 or key[0] == 0x7F):
+        return "C-?" if key[0] == 0x7F else "C-" + chr(key[0] ^ 0x40).lower()
+    return key.decode(errors="replace")
 
 
 # The commands that change which window is shown (muxctl.window_commands.pick_window).
@@ -86,6 +112,16 @@ class PrefixKeys:
         self._detach = detach
         self._bindings = bindings
         self._after_prefix: bytes | None = None  # the bytes of a command not yet whole
+
+    def listed(self) -> list[str]:
+        """The keys bound, as `?` lists them; the prefix typed twice, the detach key."""
+        lines = key_list(self._prefix, self._bindings)
+        if self._prefix is not None:
+            again = key_label(self._prefix)
+            lines.append(f"{again} {again:<8} type {again}")
+        if self._detach is not None:
+            lines.append(f"{key_label(self._detach):<12} detach at once (no prefix before it)")
+        return lines
 
     def feed(self, data: bytes) -> list[KeyEvent]:
         events: list[KeyEvent] = []

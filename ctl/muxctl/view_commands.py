@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mux.protocol.border_drag import dragged
+from mux.protocol.layout import panes_of
 from mux.protocol.regions import Border, Side, neighbour
 from muxctl.chooser import Chosen
 from muxctl.errors import CtlError, RemoteError
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 
 # What a read-only view may do: its own (zoom, copy mode, the chooser) and which window
 # it shows; nothing that changes a pane or the window, nor the focus (muxd's).
-WATCHING = frozenset({"zoom", "copy-mode", "copy-mode-page-up", "choose-tree"}) | WINDOW_SWITCHES
+WATCHING = PANE_MODES | {"zoom"} | WINDOW_SWITCHES
 DIRECTIONS: dict[str, Side] = {"up": "up", "down": "down", "left": "left", "right": "right"}
 
 
@@ -93,7 +94,7 @@ class ViewCommands:
             set_focus(self._client, shown.window, pane)
         except (RemoteError, CtlError):
             return Done(bell=True)
-        shown.focus = pane  # (before ListWindows says so: the next event may need it)
+        shown.focus_on(pane)  # (before ListWindows says so: the next event may need it)
         return Done()
 
     def scroll_back(self, pane: int, lines: int) -> Done:
@@ -135,6 +136,18 @@ class ViewCommands:
             to = neighbour(shown.regions, pane, DIRECTIONS[name])
             if shown.zoomed is None and to is not None:
                 set_focus(client, shown.window, to)
+        elif name in ("next-pane", "last-pane") and shown.layout is not None:
+            ids = list(panes_of(shown.layout))
+            if name == "next-pane":
+                pick: int | None = ids[(ids.index(pane) + 1) % len(ids)] if pane in ids else None
+            else:  # (as tmux's `;`: none, or gone, is said with the bell)
+                pick = shown.last_focus if shown.last_focus in ids else None
+                if pick is None:
+                    return Done(bell=True)
+            if pick is not None and pick != pane:
+                shown.zoomed = None  # (tmux's select-pane unzooms too)
+                set_focus(client, shown.window, pick)
+                shown.focus_on(pick)
         elif name == "zoom":
             shown.zoomed = None if shown.zoomed is not None else pane
         elif name.startswith("resize-") and shown.layout is not None:
@@ -156,5 +169,6 @@ class ViewCommands:
         its focused one)."""
         shown = self._shown
         shown.last_window, shown.window, shown.focus = shown.window, window, pane
+        shown.last_focus = None
         shown.zoomed = None
         return Done(other_window=True)

@@ -1,13 +1,13 @@
 """The modes of the window view that take the focused pane's region and its keys: copy
 mode (docs/windows.md#copy-mode), with the paste buffer, and the chooser
-(docs/windows.md#the-window-view, `w`). Each starts from what muxd says (the pane's
-history; the windows and panes), and has the window's screen draw it over the pane's
-region until it ends."""
+(docs/windows.md#the-window-view, `w`), which also lists the keys (`?`). Each starts
+from what muxd says (the pane's history; the windows and panes), and has the window's
+screen draw it over the pane's region until it ends."""
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from muxctl.chooser import Chooser, Chosen, choices
+from muxctl.chooser import Chooser, Chosen, choices, listing
 from muxctl.clipboard import PasteBuffer, clipboard_sequence
 from muxctl.copy_mode import Copied, CopyMode, ModeKeys
 from muxctl.key_reader import KeyReader
@@ -18,13 +18,18 @@ from muxctl.window_screen import WindowScreen
 if TYPE_CHECKING:
     from muxctl.client import MuxClient
 
-# The commands that start a mode here: copy mode (PageUp: a page up at once), the chooser.
-PANE_MODES = frozenset({"copy-mode", "copy-mode-page-up", "choose-tree"})
+# The commands that start a mode here: copy mode (PageUp: a page up at once), the chooser,
+# the list of the keys.
+PANE_MODES = frozenset({"copy-mode", "copy-mode-page-up", "choose-tree", "list-keys"})
 
 
 class ViewCopy:
-    def __init__(self, mode_keys: ModeKeys, screen: WindowScreen, buffer: PasteBuffer) -> None:
+    def __init__(
+        self, mode_keys: ModeKeys, screen: WindowScreen, buffer: PasteBuffer, keys: list[str]
+    ) -> None:
+        """`keys`: the keys bound, a line each, as `?` lists them."""
         self._mode_keys = mode_keys
+        self._keys = keys
         self._screen = screen
         self.buffer = buffer  # what `]` pastes
         self.pane: int | None = None  # the pane a mode covers (None: none does)
@@ -49,6 +54,8 @@ class ViewCopy:
         if command == "choose-tree":
             windows, panes = (plain_entries(client, m) for m in ("ListWindows", "ListPanes"))
             self._mode = Chooser(choices(windows, panes), shown, *size)
+        elif command == "list-keys":
+            self._mode = Chooser(listing(self._keys), shown, *size)
         else:
             (lines,) = client.call("GetHistory", body=[pane, 0])
             self._mode = CopyMode(list(lines), *size, self._mode_keys)

@@ -17,6 +17,7 @@ class Shown:
     focus: int = 0  # the window's focused pane, as muxd has it
     zoomed: int | None = None  # the pane filling the view (the view's own, not muxd's)
     last_window: int | None = None  # the one shown before (`l`)
+    last_focus: int | None = None  # the pane of this window focused before (`;`)
     regions: Regions | None = field(default=None, repr=False)
     status_parts: list[tuple[int, str]] = field(default_factory=list)  # (a click's)
 
@@ -24,6 +25,20 @@ class Shown:
     def pane(self) -> int:
         """The pane keys go to: the zoomed one, else the focused one."""
         return self.zoomed or self.focus
+
+    def follow(self, window: int, layout: Node, focus: int) -> None:
+        """The window as muxd says it is now; a focus moved within it is remembered."""
+        if window != self.window:
+            self.last_focus = None
+        else:
+            self.focus_on(focus)
+        self.window, self.layout, self.focus = window, layout, focus
+
+    def focus_on(self, pane: int) -> None:
+        """`pane` focused, the one focused before remembered (`;`)."""
+        if pane != self.focus and self.focus:
+            self.last_focus = self.focus
+        self.focus = pane
 
     def size_of(self, pane: int) -> tuple[int, int]:
         """The size of `pane`'s region (the terminal's, before there are regions)."""

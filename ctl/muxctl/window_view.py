@@ -91,7 +91,7 @@ class WindowView:
         self._links = PaneLinks(socket_path, read_only=read_only)
         self._screens: dict[int, tuple[int, int]] = {}  # read-only: each pane's own size
         self._question = Question()  # asked before `x` and `&`, and for `,`
-        self._copy = ViewCopy(mode_keys(), self._screen, buffer)
+        self._copy = ViewCopy(mode_keys(), self._screen, buffer, keys.listed())
         self._commands = ViewCommands(client, self._shown, self._copy, self._links)
         self._mouse = (  # (`mouse`)
             ViewMouse(self._shown, self._commands, self._copy, self._screen, self._links)
@@ -110,8 +110,8 @@ class WindowView:
         windows, found = find_window(self._client, shown.window, shown.focus)
         if found is None:
             raise _WindowGone
-        shown.window, shown.layout, shown.focus = found
-        if shown.zoomed is not None and shown.zoomed not in panes_of(shown.layout):
+        shown.follow(*found)
+        if shown.zoomed is not None and shown.zoomed not in panes_of(found[1]):
             shown.zoomed = None
         watching = self._links.read_only
         panes = plain_entries(self._client, "ListPanes") if self._status or watching else []

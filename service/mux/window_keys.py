@@ -21,8 +21,40 @@ DEFAULT_KEYS: Mapping[str, str] = {
     "w": "choose-tree",
     "[": "copy-mode",
     "]": "paste",
+    "o": "next-pane",
+    ";": "last-pane",
+    "?": "list-keys",
     **{str(index): f"window-{index}" for index in range(10)},
 }
+# What each command does, one line, as `?` lists the keys bound (window-N: its own).
+COMMAND_MEANINGS: Mapping[str, str] = {
+    "split-horizontal": "split the focused pane side by side",
+    "split-vertical": "split the focused pane, one above the other",
+    "close": "close the focused pane (asks y/n)",
+    "close-window": "close the window, every pane of it (asks y/n)",
+    "zoom": "zoom the focused pane, and back",
+    "detach": "detach",
+    "new-window": "a new window: a shell in the focused pane's directory",
+    "next-window": "show the next window",
+    "previous-window": "show the previous window",
+    "last-window": "show the window shown last",
+    "rename-window": "rename the window",
+    "choose-tree": "choose a window and pane from a list of them all",
+    "copy-mode": "copy mode: the pane's history, search, copy",
+    "paste": "paste what copy mode copied last",
+    "next-pane": "the focus to the next pane of the window",
+    "last-pane": "the focus back to the pane focused before",
+    "list-keys": "this list of the keys",
+}
+
+
+def meaning(command: str) -> str:
+    """What `command` does, in a few words."""
+    if command.startswith("window-"):
+        return f"show the window of index {command.removeprefix('window-')}"
+    return COMMAND_MEANINGS.get(command, command)
+
+
 # PageUp after the prefix (no character: not bindable in `[keys]`).
 WINDOW_COMMANDS = frozenset(DEFAULT_KEYS.values()) | {"copy-mode-page-up"}
 UNBOUND = "none"  # `[keys]` may give a key this to take its binding away

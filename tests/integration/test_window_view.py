@@ -438,3 +438,37 @@ def test_keys_rebound_in_the_configuration(service: Service, outer: OuterTmux) -
     assert len(service.panes()) == 1
     outer.send_keys(view, "C-b", "|")
     wait_for(lambda: len(service.panes()) == 2, what="a split made by the rebound key")
+
+
+def test_the_focus_goes_to_the_next_pane_and_back_and_the_keys_are_listed(
+    service: Service, outer: OuterTmux
+) -> None:
+    """`o` focuses the next pane, `;` the one focused before (as tmux's); `?` lists the
+    keys over the focused pane's region until `q`, in a pane shown alone over the whole
+    terminal, and the attach goes on."""
+    window, left, right = side_by_side(service)
+    view = outer.open(outer.muxctl_line("attach", str(left)), rows=24, cols=100)
+    outer.wait_shown(view, "right$")
+    wait_for(lambda: layout(service, window)["focus"] == left, what="the left pane focused")
+    # (`\;`, escaped: a lone `;` would end tmux's send-keys command)
+    for key, focused in (("o", right), ("\\;", left), ("\\;", right), ("o", left)):
+        outer.send_keys(view, "C-b", key)
+        wait_for(lambda f=focused: layout(service, window)["focus"] == f, what=f"{key}: {focused}")
+    outer.send_keys(view, "C-b", "?")
+    shown = outer.wait_shown(view, "list-keys")
+    assert "C-b %        split-horizontal" in shown and "C-b ;        last-pane" in shown
+    outer.send_keys(view, "q")
+    wait_for(lambda: "list-keys" not in outer.capture(view), what="the list gone")
+    outer.type_line(view, "echo after-the-list")
+    service.wait_screen(left, "after-the-list")
+
+    lone = service.spawn(BASH, env={"PS1": "lone$ "})
+    service.wait_screen(lone, "lone$")
+    alone = outer.open(outer.muxctl_line("attach", str(lone)), rows=24, cols=80)
+    outer.wait_shown(alone, "lone$")
+    outer.send_keys(alone, "C-b", "?")
+    outer.wait_shown(alone, "C-b ?        list-keys")
+    outer.send_keys(alone, "Enter")
+    outer.wait_shown(alone, "lone$")
+    outer.type_line(alone, "echo lone-after-the-list")
+    service.wait_screen(lone, "lone-after-the-list")

@@ -3,7 +3,7 @@ choose-tree."""
 
 import json
 
-from muxctl.chooser import Chooser, Chosen, choices
+from muxctl.chooser import Chooser, Chosen, choices, listing
 from muxctl.copy_mode import Ended
 
 
@@ -46,3 +46,9 @@ def test_keys_move_enter_chooses_a_digit_goes_at_once() -> None:
     assert chooser.feed(["Enter"]) == Chosen(4, 4)
     assert Chooser(lines, (1, 1), 3, 30).feed(["1"]) == Chosen(4, 4)
     assert Chooser(lines, (1, 1), 3, 30).feed(["k", "q"]) == Ended()
+
+
+def test_a_listing_is_only_read_enter_leaves_and_digits_pick_nothing() -> None:
+    lines = listing(["C-b %        split-horizontal", "C-b 0        window-0"])
+    assert Chooser(lines, (1, 2), rows=1, cols=30).feed(["0", "Down"]) is None
+    assert Chooser(lines, (1, 2), rows=1, cols=30).feed(["Enter"]) == Ended()

@@ -3,7 +3,7 @@ behind the prefix key, however the bytes are split across reads."""
 
 import pytest
 
-from muxctl.prefix_keys import Command, DetachNow, KeyEvent, PrefixKeys, Typed
+from muxctl.prefix_keys import Command, DetachNow, KeyEvent, PrefixKeys, Typed, key_label
 
 PREFIX, DETACH = b"\x02", b"\x1c"
 
@@ -24,6 +24,9 @@ def test_keys_without_the_prefix_are_typed_as_they_come() -> None:
         (b"x", "close"),
         (b"z", "zoom"),
         (b"d", "detach"),
+        (b"o", "next-pane"),
+        (b";", "last-pane"),
+        (b"?", "list-keys"),
         (b"\x1b[A", "up"),
         (b"\x1b[B", "down"),
         (b"\x1b[C", "right"),
@@ -75,3 +78,23 @@ def test_page_up_and_brackets_after_the_prefix_are_copy_mode_and_paste() -> None
         Command("copy-mode"),
         Command("paste"),
     ]
+
+
+def test_the_keys_are_listed_as_bound_with_what_each_does() -> None:
+    """`?`: a line a key bound now (`[keys]` applied), then the keys that are no
+    character, the prefix typed twice and the detach key."""
+    listed = PrefixKeys(b"\x01", DETACH, {b"|": "split-horizontal", b"o": "next-pane"}).listed()
+    assert listed[:2] == [
+        "C-a o        next-pane        the focus to the next pane of the window",
+        "C-a |        split-horizontal split the focused pane side by side",
+    ]
+    assert "C-a PageUp   copy mode, a page up" in listed
+    assert listed[-2:] == [
+        "C-a C-a      type C-a",
+        "C-\\          detach at once (no prefix before it)",
+    ]
+    assert not any("%" in line for line in listed), "only what is bound"
+
+
+def test_key_labels_are_tmuxs() -> None:
+    assert [key_label(k) for k in (b"\x02", b"\x1c", b"\x7f", b"`")] == ["C-b", "C-\\", "C-?", "`"]

@@ -138,14 +138,18 @@ def _alone(
         client.connect(opened)
         outcome = client.run()
         pane = client.pane or pane
-        if bus is None:  # a host's pane: no window commands, no copy mode
+        if outcome.window_command == "list-keys":  # (a host's pane's too)
+            from muxctl.copy_alone import keys_alone
+
+            stopped: int | None = keys_alone(parts.keys.listed()) or 0
+        elif bus is None:  # a host's pane: no window commands, no copy mode
             return pane, outcome
-        if _declined(outcome.window_command, pane):
+        elif _declined(outcome.window_command, pane):
             continue  # not closed after all: shown again
-        if outcome.window_command == "rename-window":
+        elif outcome.window_command == "rename-window":
             _rename(bus, pane)
             continue
-        if outcome.window_command == "choose-tree":
+        elif outcome.window_command == "choose-tree":
             chosen, stopped = _choose(bus, pane, read_only)
             if chosen is not None and _window_size(bus, chosen) > 1:
                 return chosen, _view(bus, chosen, parts, read_only)
