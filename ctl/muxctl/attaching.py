@@ -43,7 +43,7 @@ from muxctl.clipboard import PasteBuffer, paste_frame
 from muxctl.errors import EXIT_FAILURE, EXIT_PRECONDITION, EXIT_USAGE, CtlError, SocketRefused
 from muxctl.key_names import control_byte
 from muxctl.lone_status import LoneStatus, StatusSource
-from muxctl.prefix_keys import WINDOW_SWITCHES, Command, DetachNow, PrefixKeys, Typed
+from muxctl.prefix_keys import WINDOW_SWITCHES, Command, DetachNow, Pasted, PrefixKeys, Typed
 from muxctl.rawterm import RawTerminal, read_keys, window_size
 from muxctl.signal_wakeup import pending_signals, signal_wakeups
 from muxctl.terminal_out import TerminalOut
@@ -351,6 +351,8 @@ class AttachClient:
                 continue
             if isinstance(event, Typed):
                 self._say(proto.Input(event.data))
+            elif isinstance(event, Pasted):  # (bracketed again if the program asked)
+                self._say(paste_frame(event.data.decode(errors="replace"), self._takes_paste))
             elif event.name == "paste" and self._buffer.text:
                 self._say(paste_frame(self._buffer.text, self._takes_paste))
             elif event.name in LONE_PANE_COMMANDS:

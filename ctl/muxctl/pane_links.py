@@ -6,9 +6,11 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from mux.protocol import attach as proto
 from muxctl.attaching import RECONNECT_TIMEOUT_SECONDS
 from muxctl.errors import CtlError, SocketRefused
 from muxctl.pane_link import PaneLink
+from muxctl.prefix_keys import Pasted, Typed
 
 Size = tuple[int, int]
 
@@ -26,6 +28,20 @@ class PaneLinks:
 
     def get(self, pane: int) -> PaneLink | None:
         return self._links.get(pane)
+
+    def give(self, pane: int, event: Typed | Pasted) -> bool:
+        """Keys typed, or text pasted, into `pane` (a watcher sends nothing); False when
+        they go nowhere: its program has ended (remain_on_exit)."""
+        link = self._links.get(pane)
+        if link is None or link.ended:
+            return False
+        if self.read_only:
+            return True
+        if isinstance(event, Typed):
+            link.say(proto.Input(event.data))
+        else:
+            link.paste(event.data.decode(errors="replace"))
+        return True
 
     def by_fd(self) -> dict[int, PaneLink]:
         """The links still in conversation, by their sockets."""

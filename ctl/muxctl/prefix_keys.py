@@ -7,14 +7,19 @@ focused pane, `z` zooms it (and back), `c` makes a new window, `n`/`p` show the 
 and previous one, `l` the last one shown, `0`-`9` the one of that index, `o` and `;`
 focus the next and the last pane, `?` lists the keys, `d` detaches; the prefix key
 again types it; any other key is ignored, as tmux ignores a key it has no binding for.
+What the terminal brackets as pasted (DECSET 2004) is a paste, never keys: a prefix or
+detach key inside it is text, as in tmux.
 """
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from mux.protocol.paste import BRACKET_CLOSE, BRACKET_OPEN
 from mux.window_keys import DEFAULT_KEYS, meaning
 
 ARROWS = {b"A": "up", b"B": "down", b"C": "right", b"D": "left"}
+# A paste is given on in pieces of at most this much (each a PASTE frame of its own).
+PASTE_PIECE_BYTES = 256 * 1024
 COMMAND_KEYS = {key.encode(): command for key, command in DEFAULT_KEYS.items()}
 # What each key after the prefix does, for `muxctl attach --help` (the man page's WINDOW
 # KEYS and docs/windows.md#the-window-view say the same).
@@ -97,7 +102,14 @@ class DetachNow:
     """The detach key: detach at once."""
 
 
-KeyEvent = Typed | Command | DetachNow
+@dataclass(frozen=True)
+class Pasted:
+    """Text the terminal bracketed as pasted (the brackets taken off), or a piece of it."""
+
+    data: bytes
+
+
+KeyEvent = Typed | Command | DetachNow | Pasted
 
 
 class PrefixKeys:
@@ -112,6 +124,7 @@ class PrefixKeys:
         self._detach = detach
         self._bindings = bindings
         self._after_prefix: bytes | None = None  # the bytes of a command not yet whole
+        self._pasting: bytes | None = None  # inside a paste: what of it is not given on yet
 
     def listed(self) -> list[str]:
         """The keys bound, as `?` lists them; the prefix typed twice, the detach key."""
@@ -126,6 +139,9 @@ class PrefixKeys:
     def feed(self, data: bytes) -> list[KeyEvent]:
         events: list[KeyEvent] = []
         while data:
+            if self._pasting is not None:
+                data = self._paste(self._pasting + data, events)
+                continue
             if self._after_prefix is not None:
                 data = self._command(self._after_prefix + data, events)
                 continue
@@ -138,13 +154,34 @@ class PrefixKeys:
             if key == self._detach:
                 events.append(DetachNow())
                 break
-            self._after_prefix = b""
+            if key == BRACKET_OPEN:
+                self._pasting = b""
+            else:
+                self._after_prefix = b""
         return events
+
+    def _paste(self, data: bytes, events: list[KeyEvent]) -> bytes:
+        """Inside a paste: what is pasted up to its end, given on; what follows it."""
+        end = data.find(BRACKET_CLOSE)
+        if end >= 0:
+            self._pasting = None
+            if end:
+                events.append(Pasted(data[:end]))
+            return data[end + len(BRACKET_CLOSE) :]
+        # (An end cut at the end of the read: a few bytes kept for the next one.)
+        cut = (n for n in range(len(BRACKET_CLOSE) - 1, 0, -1) if data.endswith(BRACKET_CLOSE[:n]))
+        whole = len(data) - next(cut, 0)
+        while whole >= PASTE_PIECE_BYTES:  # a piece given on, between two characters
+            piece = _whole_characters(data[:PASTE_PIECE_BYTES])
+            events.append(Pasted(piece))
+            data, whole = data[len(piece) :], whole - len(piece)
+        self._pasting = data
+        return b""
 
     def _first_special(self, data: bytes) -> tuple[int, bytes | None]:
         """Where the first detach or prefix key is, and which (len(data), None: none)."""
         found: tuple[int, bytes | None] = (len(data), None)
-        for key in (self._detach, self._prefix):
+        for key in (self._detach, self._prefix, BRACKET_OPEN):
             if key is not None and 0 <= (at := data.find(key)) < found[0]:
                 found = (at, key)
         return found
@@ -176,6 +213,16 @@ class PrefixKeys:
         if name is not None:
             events.append(Command(name))
         return pending[1:]
+
+
+def _whole_characters(data: bytes) -> bytes:
+    """`data` without a UTF-8 character cut at its end (at most 3 bytes fewer)."""
+    for back in range(1, min(4, len(data)) + 1):
+        lead = data[-back]
+        if lead & 0xC0 != 0x80:  # (ASCII, or the first byte of a character)
+            needs = 1 if lead < 0x80 else 2 if lead >> 5 == 6 else 3 if lead >> 4 == 14 else 4
+            return data if needs <= back else data[:-back]
+    return data
 
 
 def _sequence_end(data: bytes) -> int | None:

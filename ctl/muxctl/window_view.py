@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mux.protocol import attach as proto
 from mux.protocol.layout import Leaf, Node, panes_of
+from mux.protocol.paste import BRACKETED_PASTE_ON
 from mux.protocol.regions import place
 from muxctl.attaching import Outcome
 from muxctl.clipboard import PasteBuffer
@@ -30,7 +30,7 @@ from muxctl.errors import EXIT_FAILURE, CtlError, RemoteError
 from muxctl.mouse import MOUSE_ON, MouseEvent, MouseReader
 from muxctl.pane_link import PaneAttached, PaneEnded, PaneInterrupted, PaneLink, PaneOutput
 from muxctl.pane_links import PaneLinks
-from muxctl.prefix_keys import DetachNow, PrefixKeys, Typed
+from muxctl.prefix_keys import DetachNow, Pasted, PrefixKeys, Typed
 from muxctl.rawterm import RawTerminal, read_keys, window_size
 from muxctl.signal_wakeup import pending_signals, signal_wakeups
 from muxctl.terminal_out import TerminalOut
@@ -159,7 +159,10 @@ class WindowView:
                 self._load()
         else:  # the service names the pane: one link first, the window once it has
             self._links.open(0, self._shown.size)
-        self._terminal.add((MOUSE_ON if self._mouse else b"") + self._screen.full())
+        # Pastes bracketed (rawterm.RESET_MODES turns it off again): a paste is given to
+        # the focused pane as one (PASTE), bracketed for it if its program asked.
+        on = (MOUSE_ON if self._mouse else b"") + BRACKETED_PASTE_ON
+        self._terminal.add(on + self._screen.full())
         next_refresh = time.monotonic() + REFRESH_SECONDS
         while True:
             links = self._links.by_fd()
@@ -259,14 +262,10 @@ class WindowView:
                 self._terminal.add(self._copy.type(event.data))
                 if (chosen := self._copy.take_chosen()) is not None:
                     self._follow("choose", self._commands.choose(chosen))
-            elif isinstance(event, Typed) and self._links.read_only:
-                continue  # (a watcher sends nothing)
-            elif isinstance(event, Typed):
-                focused = self._links.get(self._shown.pane)
-                if focused is not None and not focused.ended:
-                    focused.say(proto.Input(event.data))
-                else:  # its program ended (remain_on_exit): keys go nowhere, said so
-                    self._terminal.add(b"\a")
+            elif isinstance(event, Typed | Pasted):  # (a paste over a mode: dropped)
+                wanted = isinstance(event, Typed) or self._copy.pane is None
+                if wanted and not self._links.give(self._shown.pane, event):
+                    self._terminal.add(b"\a")  # (its program ended: keys go nowhere)
             elif isinstance(event, DetachNow) or event.name == "detach":
                 return self._start_detach()
             else:

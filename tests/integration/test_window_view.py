@@ -472,3 +472,29 @@ def test_the_focus_goes_to_the_next_pane_and_back_and_the_keys_are_listed(
     outer.wait_shown(alone, "lone$")
     outer.type_line(alone, "echo lone-after-the-list")
     service.wait_screen(lone, "lone-after-the-list")
+
+
+def test_a_paste_is_text_even_with_the_prefix_key_in_it(service: Service, outer: OuterTmux) -> None:
+    """The view asks the terminal to bracket pastes: a paste goes to the focused pane as
+    one (PASTE), its control characters taken out, and the prefix key inside it is no
+    command (no split here); so in a pane shown alone, whose shell asked for brackets."""
+    _window, left, _right = side_by_side(service)
+    view = outer.open(outer.muxctl_line("attach", str(left)), rows=24, cols=100)
+    outer.wait_shown(view, "right$")
+    outer.tmux("set-buffer", "echo pasted-\x02%-$((6*7))\n")
+    outer.tmux("paste-buffer", "-p", "-t", view)  # (-p: bracketed, as the view asked)
+    service.wait_screen(left, "echo pasted-%-$((6*7))")
+    outer.send_keys(view, "Enter")  # (bash runs no bracketed paste before Enter)
+    service.wait_screen(left, "pasted-%-42")
+    assert len(service.panes()) == 2, "no split"
+
+    lone = service.spawn(BASH, env={"PS1": "lone$ "})
+    service.wait_screen(lone, "lone$")
+    alone = outer.open(outer.muxctl_line("attach", str(lone)), rows=24, cols=80)
+    outer.wait_shown(alone, "lone$")
+    outer.tmux("set-buffer", "echo alone-\x02%-$((6*7))\n")
+    outer.tmux("paste-buffer", "-p", "-t", alone)
+    service.wait_screen(lone, "echo alone-%-$((6*7))")
+    outer.send_keys(alone, "Enter")
+    service.wait_screen(lone, "alone-%-42")
+    assert len(service.panes()) == 3, "no split"

@@ -3,7 +3,16 @@ behind the prefix key, however the bytes are split across reads."""
 
 import pytest
 
-from muxctl.prefix_keys import Command, DetachNow, KeyEvent, PrefixKeys, Typed, key_label
+from muxctl.prefix_keys import (
+    PASTE_PIECE_BYTES,
+    Command,
+    DetachNow,
+    KeyEvent,
+    Pasted,
+    PrefixKeys,
+    Typed,
+    key_label,
+)
 
 PREFIX, DETACH = b"\x02", b"\x1c"
 
@@ -98,3 +107,33 @@ def test_the_keys_are_listed_as_bound_with_what_each_does() -> None:
 
 def test_key_labels_are_tmuxs() -> None:
     assert [key_label(k) for k in (b"\x02", b"\x1c", b"\x7f", b"`")] == ["C-b", "C-\\", "C-?", "`"]
+
+
+def test_a_bracketed_paste_is_text_its_prefix_and_detach_keys_too() -> None:
+    """What the terminal brackets as pasted is one paste, however the reads cut it (the
+    end marker too); a prefix or detach key inside it is text, as in tmux."""
+    paste = b"\x1b[200~echo a" + PREFIX + b"%" + DETACH + b"\n\x1b[201~"
+    stream = b"ls" + paste + PREFIX + b"z"
+    for cut in range(1, len(stream)):
+        if 2 < cut < 8:  # the start marker itself cut: keys (no timer to wait for the rest)
+            continue
+        parser = keys()
+        events = parser.feed(stream[:cut]) + parser.feed(stream[cut:])
+        pasted = b"".join(e.data for e in events if isinstance(e, Pasted))
+        typed = b"".join(e.data for e in events if isinstance(e, Typed))
+        assert pasted == b"echo a" + PREFIX + b"%" + DETACH + b"\n", cut
+        assert typed == b"ls", cut
+        assert events[-1] == Command("zoom"), cut
+
+
+def test_a_long_paste_is_given_on_in_pieces_cut_between_characters() -> None:
+    parser = keys()
+    half = "é" * (PASTE_PIECE_BYTES // 4)  # two bytes each: half a piece
+    text = half + half + "x" + half + half
+    events = parser.feed(b"\x1b[200~" + text.encode())
+    sizes = [len(e.data) for e in events if isinstance(e, Pasted)]
+    assert sizes == [PASTE_PIECE_BYTES, PASTE_PIECE_BYTES - 1], "no é cut in two"
+    events += parser.feed(b"\x1b[201")
+    events += parser.feed(b"~x")
+    pieces = [e.data for e in events if isinstance(e, Pasted)]
+    assert b"".join(pieces).decode() == text and events[-1] == Typed(b"x")

@@ -14,6 +14,7 @@ import re
 
 BRACKET_OPEN = b"\x1b[200~"
 BRACKET_CLOSE = b"\x1b[201~"
+BRACKETED_PASTE_ON = b"\x1b[?2004h"  # what asks a terminal to bracket pastes
 _NOT_PASTED = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
