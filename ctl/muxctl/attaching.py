@@ -201,6 +201,8 @@ class AttachClient:
             self._sock = opened
             self._conversation = ClientConversation(opened_attached=True)
             self._to_service = Outgoing()
+            if self._status is not None:  # (HELLO again, to ask for the status line)
+                self._say(self._hello(terminal_fd=None))
             self._say(self._resize_frame())
             return
         sock = connect_attach_socket(self._path)
@@ -208,17 +210,18 @@ class AttachClient:
         self._sock = sock
         self._conversation = ClientConversation()
         self._to_service = Outgoing()
-        if self._status is not None:
-            self._status.on = False  # (until WELCOME says the service keeps it)
-            self._status.again()
-        hello = proto.Hello(
-            terminal_fd=self._out if os.isatty(self._out) else None,
-            read_only=self._read_only,
-            status=self._status is not None and window_size(self._out)[0] > 1,
-        )
+        hello = self._hello(terminal_fd=self._out if os.isatty(self._out) else None)
         # Pipelined: the size first, so the first repaint is already at this size.
         for frame in (hello, self._resize_frame(), proto.Attach(self._pane)):
             self._to_service.add(frame.kind, self._conversation.send(frame))
+
+    def _hello(self, terminal_fd: int | None) -> proto.Hello:
+        """HELLO: the terminal offered, read-only or not, a status line asked for."""
+        if self._status is not None:
+            self._status.on = False  # (until WELCOME says the service keeps it)
+            self._status.again()
+        status = self._status is not None and window_size(self._out)[0] > 1
+        return proto.Hello(terminal_fd=terminal_fd, read_only=self._read_only, status=status)
 
     def _say(self, frame: ClientFrame) -> None:
         """Queue `frame`, unless the conversation has gone past it (the service ended it,

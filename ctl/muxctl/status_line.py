@@ -29,7 +29,8 @@ def status_text(
     pane = next((p for p in panes if int(p["id"]) == focus), None)
     if pane is not None:
         title = visible(str(pane.get("title") or "")) or program_name(pane)
-        line += f"  │ {focus}: {title} · {shorter_path(visible(str(pane.get('cwd') or '')), home)}"
+        where = shorter_path(visible(str(pane.get("cwd") or "")), home)
+        line += f"{'  │ ' if parts else ''}{focus}: {title} · {where}"
         if host:
             line += f" @ {visible(host)}"
     held = sum(1 for p in panes if p.get("state") == "held")

@@ -41,7 +41,10 @@ def test_a_satellites_pane_in_a_terminal_through_the_hub(two_hosts: TwoHosts, hu
     try:
         window = terminal.open(terminal.muxctl_line("--host", "sat", "attach", str(pane)))
         terminal.wait_shown(window, "before-42")  # the repaint, across ssh
-        satellite.wait_size(pane, 30, 100, what="the satellite's pane at the terminal's size")
+        # The status line on the last row: the pane as the host lists it, and the host.
+        shown = terminal.wait_shown(window, f"{pane}: bash · ")
+        assert shown.rstrip().splitlines()[-1].endswith("@ sat"), shown
+        satellite.wait_size(pane, 29, 100, what="the satellite's pane a row shorter")
         terminal.type_line(window, "echo typed-$((6*7))")
         terminal.wait_shown(window, "typed-42")
         satellite.wait_screen(pane, "typed-42")

@@ -76,6 +76,7 @@ def attach(
     args: argparse.Namespace,
     opened: socket.socket | None = None,
     bus: "MuxClient | None" = None,
+    host: "MuxClient | None" = None,
 ) -> int:
     """Attach this terminal to `pane` (0: the last used), or run it on `opened`, a
     connection OpenAttach made (a host's pane); returns muxctl's exit status.
@@ -84,7 +85,7 @@ def attach(
     (the fastest way); a window of several panes, or the last used pane's, in the
     window view (docs/windows.md#the-window-view), which a split typed behind the
     prefix key also opens. `bus`: the D-Bus client for window commands (None: a
-    host's pane, shown alone)."""
+    host's pane, shown alone); `host`: a host's D-Bus client, for the status line."""
     from mux.system.paths import resolve_paths
     from muxctl.clipboard import PasteBuffer
     from muxctl.prefix_keys import PrefixKeys
@@ -93,8 +94,9 @@ def attach(
     prefix = args.prefix_bytes if bus is not None else None
     keys = PrefixKeys(prefix, args.detach_bytes, key_bindings())
     # The paste buffer (copy mode's, for `]`) is one for the lone pane and the view.
-    parts = _Parts(resolve_paths().attach_socket, keys, PasteBuffer())
     read_only = getattr(args, "read_only", False)  # (muxctl new attaches to use)
+    status = _status_source(bus, read_only) if host is None else _host_status(host, args.host)
+    parts = _Parts(resolve_paths().attach_socket, keys, PasteBuffer(), status)
     if bus is not None and ((pane == 0 and not read_only) or _window_size(bus, pane) > 1):
         outcome = _view(bus, pane, parts, read_only)
     else:
@@ -113,6 +115,7 @@ class _Parts:
     socket_path: "Path"
     keys: "PrefixKeys"
     buffer: "PasteBuffer"
+    status: "StatusSource | None"  # what the status line says (None: no status line)
 
 
 def _alone(
@@ -133,7 +136,7 @@ def _alone(
             parts.keys,
             read_only=read_only,
             buffer=parts.buffer,
-            status=_status_source(bus, read_only),
+            status=parts.status,
         )
         client.connect(opened)
         outcome = client.run()
@@ -184,6 +187,28 @@ def _status_source(bus: "MuxClient | None", read_only: bool) -> "StatusSource | 
             return None
         shown = (int(entry.get("window") or 0), pane, False)
         return fit(status_of(windows, panes, shown, "read-only" if read_only else "")[0], cols)
+
+    return text
+
+
+def _host_status(client: "MuxClient", host: str) -> "StatusSource | None":
+    """The status line of a host's pane (`muxctl --host`): the pane as the host lists
+    it, and the host's name; whether the link to it is up."""
+    from muxctl.view_settings import status_line
+
+    if not status_line():
+        return None
+
+    def text(pane: int, cols: int) -> str | None:
+        from mux.protocol.visible import visible
+        from muxctl.status_line import fit, status_text
+        from muxctl.window_commands import plain_entries
+
+        try:
+            panes = plain_entries(client, "ListPanes")
+        except CtlError as e:  # (Unavailable: the link is down; the hub redials)
+            return fit(f" {pane} @ {visible(host)}  │ {visible(str(e))}", cols)
+        return fit(status_text([], 0, panes, pane, host=host), cols)
 
     return text
 
@@ -327,9 +352,7 @@ def run(args: argparse.Namespace, client: "MuxClient") -> int:
     # The D-Bus connection made sure mux runs (starting it if need be); the
     # terminal's traffic goes over the attach socket.
     if args.host is not None:
-        opened = open_attached(client, args.id)
-        client.close()
-        return attach(args.id, args, opened)
+        return attach(args.id, args, open_attached(client, args.id), host=client)
     return attach(args.id, args, bus=client)
 
 

@@ -23,8 +23,8 @@ def check(args: argparse.Namespace) -> None:
     attach.check_terminal(args)
     spawn.check(args)
     rows, cols = window_size(1)
-    if args.host is None and status_line() and rows > 1:
-        rows -= 1  # the last row: the status line's (a host's pane, shown alone, has none)
+    if status_line() and rows > 1:
+        rows -= 1  # the last row: the status line's
     args.options.setdefault("rows", Variant("q", rows))
     args.options.setdefault("cols", Variant("q", cols))
 
@@ -32,9 +32,7 @@ def check(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace, client: "MuxClient") -> int:
     pane_id, _instance, _path = client.call("Spawn", body=[args.options])
     if args.host is not None:
-        opened = attach.open_attached(client, pane_id)
-        client.close()
-        return attach.attach(pane_id, args, opened)
+        return attach.attach(pane_id, args, attach.open_attached(client, pane_id), host=client)
     return attach.attach(pane_id, args, bus=client)
 
 
