@@ -66,7 +66,7 @@ _FORGETTABLE = frozenset({proto.FrameType.INPUT, proto.FrameType.RESIZE})
 # Window commands typed in a pane shown alone: done once detached, by the caller.
 LONE_PANE_COMMANDS = frozenset(
     {"split-horizontal", "split-vertical", "close", "close-window", "new-window"}
-    | {"rename-window"}
+    | {"rename-window", "command-prompt"}
     | WINDOW_SWITCHES
 )
 # Copy mode, the chooser and the list of the keys, also done once detached; they send

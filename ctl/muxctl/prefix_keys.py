@@ -38,6 +38,7 @@ KEY_HELP = (
     ("0 ... 9", "the window of that index (as muxctl windows lists them)"),
     ("[ or PageUp", "copy mode: scroll back through the pane's history, search, copy"),
     ("]", "paste what copy mode copied last"),
+    (":", "a command, by tmux's names (split-window -h, resize-pane -L 5, ...)"),
     ("?", "list the keys"),
     ("d", "detach"),
     ("the prefix", "types it"),

@@ -9,15 +9,18 @@ from typing import TYPE_CHECKING
 from mux.protocol.border_drag import dragged
 from mux.protocol.layout import panes_of
 from mux.protocol.regions import Border, Side, neighbour
+from mux.protocol.visible import visible
 from muxctl.chooser import Chosen
 from muxctl.errors import CtlError, RemoteError
 from muxctl.pane_links import PaneLinks
 from muxctl.prefix_keys import WINDOW_SWITCHES
+from muxctl.typed_commands import NotACommand, typed_command
 from muxctl.view_copy import PANE_MODES, ViewCopy
 from muxctl.view_question import Asked
 from muxctl.view_state import Shown
 from muxctl.window_commands import (
     ASKS_FIRST,
+    RESIZE_CELLS,
     asks_first,
     carry_out,
     resize_pane,
@@ -30,18 +33,20 @@ if TYPE_CHECKING:
 
 # What a read-only view may do: its own (zoom, copy mode, the chooser) and which window
 # it shows; nothing that changes a pane or the window, nor the focus (muxd's).
-WATCHING = PANE_MODES | {"zoom"} | WINDOW_SWITCHES
+WATCHING = PANE_MODES | {"zoom", "command-prompt"} | WINDOW_SWITCHES
 DIRECTIONS: dict[str, Side] = {"up": "up", "down": "down", "left": "left", "right": "right"}
 
 
 @dataclass(frozen=True)
 class Done:
     """What came of a command, for the view to show: the bell (refused), another window
-    (drawn from scratch), or a question to ask first (the command again with its answer)."""
+    (drawn from scratch), a question to ask first (the command again with its answer),
+    or detach (typed after `:`)."""
 
     bell: bool = False
     other_window: bool = False
     ask: Asked | None = None
+    detach: bool = False
 
 
 class ViewCommands:
@@ -126,8 +131,24 @@ class ViewCommands:
             return Done(bell=True)
         return Done()
 
+    def _typed(self, line: str, pane: int) -> Done:
+        """The command typed after `:` (muxctl.typed_commands), done as its key does it."""
+        try:
+            typed = typed_command(line)
+        except NotACommand as e:
+            return Done(ask=Asked(visible(str(e)), notice=True))
+        if typed is None:
+            return Done()
+        if typed.name == "detach":
+            return Done(detach=True)
+        if self._links.read_only and typed.name not in WATCHING:
+            return Done(bell=True)
+        return self._do(typed.name, typed.answer, pane)
+
     def _do(self, name: str, answer: str | None, pane: int) -> Done:
         shown, client = self._shown, self._client
+        if name == "command-prompt" and answer is not None:
+            return self._typed(answer, pane)
         if name in PANE_MODES:
             self._copy.start(client, name, (shown.window, pane), shown.size_of(pane))
         elif name == "paste" and (link := self._links.get(pane)) is not None:
@@ -153,7 +174,8 @@ class ViewCommands:
         elif name.startswith("resize-") and shown.layout is not None:
             side = name.removeprefix("resize-")
             size = shown.size_of(pane)[1 if side in ("left", "right") else 0]
-            resize_pane(client, shown.window, shown.layout, pane, side=side, size=size)
+            cells = int(answer) if answer else RESIZE_CELLS  # (resize-pane -L N typed)
+            resize_pane(client, shown.window, shown.layout, pane, side=side, size=size, cells=cells)
         elif name in ASKS_FIRST and answer is None:
             return Done(ask=asks_first(client, name, shown.window, pane))
         else:  # muxd's to do; the view shows what comes of it

@@ -1,7 +1,7 @@
 """A question on the window view's bottom row: y/n before a command that loses work (`x`
 closes a pane, `&` a window), as tmux's confirm-before, or a line of text to type (`,`
-renames the window), as tmux's command prompt. Pure: keys in, the answer and bytes to
-draw out."""
+renames the window, `:` a command), as tmux's command prompt; or what a command says
+(a notice), until a key. Pure: keys in, the answer and bytes to draw out."""
 
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -13,11 +13,13 @@ MAX_ANSWER_CHARS = 256  # (a window title is a line)
 
 @dataclass(frozen=True)
 class Asked:
-    """What is asked: `text`, and for a typed answer (`typed`), the answer to start from."""
+    """What is asked: `text`, and for a typed answer (`typed`), the answer to start from;
+    a `notice` only says `text`, and any key takes it away."""
 
     text: str
     typed: bool = False
     initial: str = ""
+    notice: bool = False
 
 
 class Question:
@@ -42,7 +44,8 @@ class Question:
             return None
         if not self._asked.typed:
             self._action = None
-            return (lambda: action("y")) if keys[:1] in (b"y", b"Y") else None
+            yes = keys[:1] in (b"y", b"Y") and not self._asked.notice
+            return (lambda: action("y")) if yes else None
         for char in keys.decode(errors="replace"):
             if char in "\r\n":
                 self._action, answer = None, self._answer

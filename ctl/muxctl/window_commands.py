@@ -112,13 +112,15 @@ def carry_out(
 
 # The commands asked about first (muxctl.view_question): y/n for those that lose work,
 # the name for a rename.
-ASKS_FIRST = frozenset({"close", "close-window", "rename-window"})
+ASKS_FIRST = frozenset({"close", "close-window", "rename-window", "command-prompt"})
 
 
 def asks_first(client: "MuxClient", command: str, window: int, focus: int) -> Asked:
     """The question asked before `command` (one of ASKS_FIRST)."""
     if command == "close":
         return Asked(f"kill pane {focus}? (y/n)")
+    if command == "command-prompt":
+        return Asked(":", typed=True)
     if command == "rename-window":
         (entries,) = client.call("ListWindows")
         titles = [e["title"].value for e in entries if e["id"].value == window]

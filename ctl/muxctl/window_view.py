@@ -90,14 +90,11 @@ class WindowView:
         self._status = status_line()  # a status line on the last row (`status`)
         self._links = PaneLinks(socket_path, read_only=read_only)
         self._screens: dict[int, tuple[int, int]] = {}  # read-only: each pane's own size
-        self._question = Question()  # asked before `x` and `&`, and for `,`
+        self._question = Question()  # asked before `x` and `&`, and for `,` and `:`
         self._copy = ViewCopy(mode_keys(), self._screen, buffer, keys.listed())
         self._commands = ViewCommands(client, self._shown, self._copy, self._links)
-        self._mouse = (  # (`mouse`)
-            ViewMouse(self._shown, self._commands, self._copy, self._screen, self._links)
-            if mouse()
-            else None
-        )
+        taken = ViewMouse(self._shown, self._commands, self._copy, self._screen, self._links)
+        self._mouse = taken if mouse() else None  # (`mouse`: the view takes the mouse)
         self._mouse_reader = MouseReader()
         self._terminal = TerminalOut(self._out)
         self._detaching_since: float | None = None
@@ -252,13 +249,12 @@ class WindowView:
 
     def _typed(self, data: bytes) -> Outcome | None:
         if self._question.pending():  # the key answers it (and is not typed)
-            if (action := self._question.answer(data)) is not None:
-                action()
-            if not self._question.pending():  # (its row drawn over)
-                self._terminal.add(self._screen.full())
+            self._answer(data)
             return None
         for event in self._keys.feed(data):
-            if isinstance(event, Typed) and self._copy.pane is not None:  # (a mode's)
+            if isinstance(event, Typed) and self._question.pending():  # (asked just now)
+                self._answer(event.data)
+            elif isinstance(event, Typed) and self._copy.pane is not None:  # (a mode's)
                 self._terminal.add(self._copy.type(event.data))
                 if (chosen := self._copy.take_chosen()) is not None:
                     self._follow("choose", self._commands.choose(chosen))
@@ -272,6 +268,12 @@ class WindowView:
                 self._command(event.name)
         return None
 
+    def _answer(self, keys: bytes) -> None:
+        if (action := self._question.answer(keys)) is not None:
+            action()
+        if not self._question.pending():  # (its row drawn over)
+            self._terminal.add(self._screen.full())
+
     def _command(self, name: str, answer: str | None = None) -> None:
         self._follow(name, self._commands.do(name, answer))
 
@@ -282,6 +284,8 @@ class WindowView:
             self._question.ask(done.ask, lambda answer: self._command(name, answer))
         if done.bell:
             self._terminal.add(b"\a")
+        if done.detach:
+            self._start_detach()
         if self._shown.window:
             self._load()
         if done.other_window:

@@ -24,6 +24,7 @@ DEFAULT_KEYS: Mapping[str, str] = {
     "o": "next-pane",
     ";": "last-pane",
     "?": "list-keys",
+    ":": "command-prompt",
     **{str(index): f"window-{index}" for index in range(10)},
 }
 # What each command does, one line, as `?` lists the keys bound (window-N: its own).
@@ -45,6 +46,7 @@ COMMAND_MEANINGS: Mapping[str, str] = {
     "next-pane": "the focus to the next pane of the window",
     "last-pane": "the focus back to the pane focused before",
     "list-keys": "this list of the keys",
+    "command-prompt": "a command typed on the bottom row (split-window -h, ...)",
 }
 
 

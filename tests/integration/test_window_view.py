@@ -498,3 +498,38 @@ def test_a_paste_is_text_even_with_the_prefix_key_in_it(service: Service, outer:
     outer.send_keys(alone, "Enter")
     service.wait_screen(lone, "alone-%-42")
     assert len(service.panes()) == 3, "no split"
+
+
+def test_commands_typed_after_a_colon(service: Service, outer: OuterTmux) -> None:
+    """`:` asks for a command on the bottom row, by tmux's names: a split, a border
+    moved N cells, what is no command said until a key; in a pane shown alone too,
+    where `kill-pane` typed out closes it without asking again."""
+    window, left, _right = side_by_side(service)
+    view = outer.open(outer.muxctl_line("attach", str(left)), rows=24, cols=81)
+    outer.wait_shown(view, "right$")
+    wait_for(lambda: service.panes()[left]["cols"] == 40, what="the left pane in its region")
+    outer.send_keys(view, "C-b", ":")
+    outer.send_keys(view, "-l", "resize-pane -R 3")
+    outer.send_keys(view, "Enter")
+    wait_for(lambda: service.panes()[left]["cols"] == 43, what="its border 3 cells right")
+    outer.send_keys(view, "C-b", ":")
+    outer.send_keys(view, "-l", "kill-server")
+    outer.send_keys(view, "Enter")
+    outer.wait_shown(view, "unknown command: kill-server")
+    outer.send_keys(view, "x")  # (any key takes the notice away, and is not typed)
+    wait_for(lambda: "unknown command" not in outer.capture(view), what="the notice gone")
+    outer.send_keys(view, "C-b", ":")
+    outer.send_keys(view, "-l", "split-window -h")
+    outer.send_keys(view, "Enter")
+    wait_for(lambda: len(layout(service, window)["layout"]["children"]) == 3, what="a split")  # type: ignore[index]
+    assert "x" not in service.screen_text(left).replace("exit", "")
+
+    lone = service.spawn(BASH, env={"PS1": "lone$ "})
+    service.wait_screen(lone, "lone$")
+    alone = outer.open(outer.muxctl_line("attach", str(lone)), rows=24, cols=80)
+    outer.wait_shown(alone, "lone$")
+    outer.send_keys(alone, "C-b", ":")
+    outer.send_keys(alone, "-l", "kill-pane")
+    outer.send_keys(alone, "Enter")
+    outer.wait_shown(alone, f"[pane {lone} closed]")
+    wait_for(lambda: lone not in service.panes(), what="the lone pane closed")

@@ -89,13 +89,14 @@ def attach(
     from mux.system.paths import resolve_paths
     from muxctl.clipboard import PasteBuffer
     from muxctl.prefix_keys import PrefixKeys
+    from muxctl.status_sources import host_pane_status, pane_status
     from muxctl.view_settings import key_bindings
 
     prefix = args.prefix_bytes if bus is not None else None
     keys = PrefixKeys(prefix, args.detach_bytes, key_bindings())
     # The paste buffer (copy mode's, for `]`) is one for the lone pane and the view.
     read_only = getattr(args, "read_only", False)  # (muxctl new attaches to use)
-    status = _status_source(bus, read_only) if host is None else _host_status(host, args.host)
+    status = pane_status(bus, read_only) if host is None else host_pane_status(host, args.host)
     parts = _Parts(resolve_paths().attach_socket, keys, PasteBuffer(), status)
     if bus is not None and ((pane == 0 and not read_only) or _window_size(bus, pane) > 1):
         outcome = _view(bus, pane, parts, read_only)
@@ -127,7 +128,7 @@ def _alone(
 ) -> tuple[int, "Outcome"]:
     """The pane shown alone until detached; again after copy mode, or a close declined.
     The pane shown, and how it ended (a window command for the caller, maybe)."""
-    from muxctl.attaching import AttachClient, Outcome
+    from muxctl.attaching import DETACHED_MODES, LONE_PANE_COMMANDS, AttachClient, Outcome
 
     while True:
         client = AttachClient(
@@ -141,76 +142,37 @@ def _alone(
         client.connect(opened)
         outcome = client.run()
         pane = client.pane or pane
-        if outcome.window_command == "list-keys":  # (a host's pane's too)
+        command = outcome.window_command
+        if command == "command-prompt" and bus is not None:
+            typed = _prompted(bus, pane)
+            if typed in LONE_PANE_COMMANDS or typed == "detach":
+                return pane, _lone_command(pane, typed)
+            if typed not in DETACHED_MODES:
+                continue  # (nothing more to do, or said why: shown again)
+            command = typed  # copy mode, the chooser, the keys: as their keys
+        if command == "list-keys":
             from muxctl.copy_alone import keys_alone
 
             stopped: int | None = keys_alone(parts.keys.listed()) or 0
         elif bus is None:  # a host's pane: no window commands, no copy mode
             return pane, outcome
-        elif _declined(outcome.window_command, pane):
+        elif _declined(command, pane):
             continue  # not closed after all: shown again
-        elif outcome.window_command == "rename-window":
+        elif command == "rename-window":
             _rename(bus, pane)
             continue
-        elif outcome.window_command == "choose-tree":
+        elif command == "choose-tree":
             chosen, stopped = _choose(bus, pane, read_only)
             if chosen is not None and _window_size(bus, chosen) > 1:
                 return chosen, _view(bus, chosen, parts, read_only)
             pane = chosen or pane  # (a lone pane's window: attached to alone)
         else:
-            stopped = _copy_mode(bus, outcome.window_command, pane, parts.buffer)
+            stopped = _copy_mode(bus, command, pane, parts.buffer)
         if stopped is None:
             return pane, outcome
         if stopped:  # a signal ended copy mode: the attach ends too
             name = signal.Signals(stopped).name
             return pane, Outcome(f"[{name}: detached from pane {pane}]", 128 + stopped)
-
-
-def _status_source(bus: "MuxClient | None", read_only: bool) -> "StatusSource | None":
-    """The status line of a pane shown alone (`status`, on by default), as the window
-    view's: None for a host's pane (no bus to ask)."""
-    from muxctl.view_settings import status_line
-
-    if bus is None or not status_line():
-        return None
-
-    def text(pane: int, cols: int) -> str | None:
-        from muxctl.status_line import fit
-        from muxctl.window_commands import plain_entries, status_of
-
-        try:
-            windows, panes = plain_entries(bus, "ListWindows"), plain_entries(bus, "ListPanes")
-        except CtlError:  # (muxd upgrading, or gone: the attach says so itself)
-            return None
-        entry = next((p for p in panes if int(p["id"]) == pane), None)
-        if entry is None:
-            return None
-        shown = (int(entry.get("window") or 0), pane, False)
-        return fit(status_of(windows, panes, shown, "read-only" if read_only else "")[0], cols)
-
-    return text
-
-
-def _host_status(client: "MuxClient", host: str) -> "StatusSource | None":
-    """The status line of a host's pane (`muxctl --host`): the pane as the host lists
-    it, and the host's name; whether the link to it is up."""
-    from muxctl.view_settings import status_line
-
-    if not status_line():
-        return None
-
-    def text(pane: int, cols: int) -> str | None:
-        from mux.protocol.visible import visible
-        from muxctl.status_line import fit, status_text
-        from muxctl.window_commands import plain_entries
-
-        try:
-            panes = plain_entries(client, "ListPanes")
-        except CtlError as e:  # (Unavailable: the link is down; the hub redials)
-            return fit(f" {pane} @ {visible(host)}  │ {visible(str(e))}", cols)
-        return fit(status_text([], 0, panes, pane, host=host), cols)
-
-    return text
 
 
 def _choose(bus: "MuxClient", pane: int, read_only: bool) -> tuple[int | None, int | None]:
@@ -225,6 +187,59 @@ def _choose(bus: "MuxClient", pane: int, read_only: bool) -> tuple[int | None, i
     if not read_only:
         set_focus(bus, chosen.window, chosen.pane)
     return chosen.pane, 0
+
+
+def _prompted(bus: "MuxClient", pane: int) -> str | None:
+    """`:` in a pane shown alone: a command typed on the line below, as `,` asks for a
+    name (muxctl.typed_commands). The window command to do next (None: none); a rename
+    is done here, and what cannot be done is said, until a key."""
+    from muxctl.attaching import DETACHED_MODES, LONE_PANE_COMMANDS
+    from muxctl.typed_commands import NotACommand, typed_command
+    from muxctl.window_commands import find_window
+    from muxctl.wire import Variant
+
+    try:
+        typed = typed_command(input("\n:"))
+    except (EOFError, KeyboardInterrupt):
+        return None
+    except NotACommand as e:
+        _said(f"muxctl: {e}")
+        return None
+    if typed is None:
+        return None
+    if typed.name == "rename-window":
+        _, found = find_window(bus, 0, pane)
+        if found is not None:
+            bus.call("SetWindow", body=[found[0], {"title": Variant("s", typed.answer or "")}])
+        return None
+    if typed.name in LONE_PANE_COMMANDS or typed.name in DETACHED_MODES | {"detach"}:
+        return typed.name
+    _said(f"muxctl: {typed.name} is for the window view (pane {pane} is alone in its window)")
+    return None
+
+
+def _said(message: str) -> None:
+    """`message` on the terminal the attach has given back, until a key."""
+    import select
+
+    from muxctl.rawterm import RawTerminal
+
+    sys.stdout.write(f"{message} (a key goes on)")
+    sys.stdout.flush()
+    with RawTerminal(0, 1):  # (non-blocking: waited for)
+        select.select([0], [], [])
+        os.read(0, 1)  # (one key: what is typed after it is the pane's)
+    print()
+
+
+def _lone_command(pane: int, command: str) -> "Outcome":
+    """How the lone pane's attach ended for `command` typed after `:`: the window
+    command for the caller, or detached."""
+    from muxctl.attaching import Outcome
+
+    if command == "detach":
+        return Outcome(f"[detached from pane {pane}; reattach with: muxctl attach {pane}]")
+    return Outcome("", window_command=command)
 
 
 def _rename(bus: "MuxClient", pane: int) -> None:
@@ -281,7 +296,7 @@ def _declined(command: str | None, pane: int) -> bool:
     sys.stdout.flush()
     with RawTerminal(0, 1):  # (non-blocking: waited for)
         select.select([0], [], [])
-        answer = os.read(0, 64)
+        answer = os.read(0, 1)  # (one key: what is typed after it is the pane's)
     print()
     return answer[:1] not in (b"y", b"Y")
 
