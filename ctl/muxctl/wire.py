@@ -12,6 +12,8 @@ from typing import Any
 from jeepney.low_level import Array, DictEntry, Struct, parse_signature
 from jeepney.low_level import Variant as VariantType
 
+from muxctl.errors import EXIT_USAGE, CtlError
+
 
 class Variant:
     """A D-Bus variant: its signature and its value. (A plain class: dataclasses would
@@ -68,7 +70,20 @@ def _to(kind: Any, value: Any) -> Any:
         return [_to(element, v) for v in value]
     if isinstance(kind, Struct):
         return tuple(_to(t, v) for t, v in zip(kind.fields, value, strict=True))
+    if isinstance(value, str):
+        _check_text(value)
     return value
+
+
+def _check_text(text: str) -> None:
+    """D-Bus carries text as UTF-8 without NUL: a bus daemon sent anything else
+    disconnects the sender, so it is refused here, saying why."""
+    if "\x00" in text:
+        raise CtlError("a text given has a NUL character, which D-Bus cannot carry", EXIT_USAGE)
+    try:
+        text.encode()
+    except UnicodeEncodeError:  # (bytes of no UTF-8 in an argument: surrogates)
+        raise CtlError("a text given is not UTF-8, which D-Bus needs", EXIT_USAGE) from None
 
 
 def _from(kind: Any, value: Any) -> Any:

@@ -529,6 +529,12 @@ def test_commands_typed_after_a_colon(service: Service, outer: OuterTmux) -> Non
     alone = outer.open(outer.muxctl_line("attach", str(lone)), rows=24, cols=80)
     outer.wait_shown(alone, "lone$")
     outer.send_keys(alone, "C-b", ":")
+    outer.send_keys(alone, "-l", "select-pane -L")
+    outer.send_keys(alone, "Enter")
+    shown = outer.wait_shown(alone, "(a key goes on)")  # (said, not done: no other pane)
+    assert "muxctl: left: pane" in shown
+    outer.send_keys(alone, "Space")
+    outer.send_keys(alone, "C-b", ":")
     outer.send_keys(alone, "-l", "kill-pane")
     outer.send_keys(alone, "Enter")
     outer.wait_shown(alone, f"[pane {lone} closed]")

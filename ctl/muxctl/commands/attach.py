@@ -196,7 +196,6 @@ def _prompted(bus: "MuxClient", pane: int) -> str | None:
     from muxctl.attaching import DETACHED_MODES, LONE_PANE_COMMANDS
     from muxctl.typed_commands import NotACommand, typed_command
     from muxctl.window_commands import find_window
-    from muxctl.wire import Variant
 
     try:
         typed = typed_command(input("\n:"))
@@ -210,11 +209,11 @@ def _prompted(bus: "MuxClient", pane: int) -> str | None:
     if typed.name == "rename-window":
         _, found = find_window(bus, 0, pane)
         if found is not None:
-            bus.call("SetWindow", body=[found[0], {"title": Variant("s", typed.answer or "")}])
+            _set_title(bus, found[0], typed.answer or "")
         return None
     if typed.name in LONE_PANE_COMMANDS or typed.name in DETACHED_MODES | {"detach"}:
         return typed.name
-    _said(f"muxctl: {typed.name} is for the window view (pane {pane} is alone in its window)")
+    _said(f"muxctl: {typed.name}: pane {pane} is alone in its window")
     return None
 
 
@@ -247,7 +246,6 @@ def _rename(bus: "MuxClient", pane: int) -> None:
     terminal reads a line (Enter sets it; Ctrl-C or an empty line leaves it)."""
     from mux.protocol.visible import visible
     from muxctl.window_commands import asks_first, find_window
-    from muxctl.wire import Variant
 
     _, found = find_window(bus, 0, pane)
     if found is None:
@@ -260,7 +258,17 @@ def _rename(bus: "MuxClient", pane: int) -> None:
     except (EOFError, KeyboardInterrupt):
         return
     if name.strip():
-        bus.call("SetWindow", body=[window, {"title": Variant("s", name.strip())}])
+        _set_title(bus, window, name.strip())
+
+
+def _set_title(bus: "MuxClient", window: int, title: str) -> None:
+    """Window `window` named `title`; a refusal (a NUL in it, say) said, until a key."""
+    from muxctl.wire import Variant
+
+    try:
+        bus.call("SetWindow", body=[window, {"title": Variant("s", title)}])
+    except CtlError as e:
+        _said(f"muxctl: {e.message}")
 
 
 def _copy_mode(
