@@ -14,7 +14,7 @@ a reset, so between two renders the terminal's pen is the default one.
 
 from collections.abc import Mapping
 
-from mux.protocol.modes import ScreenModes
+from mux.protocol.modes import KEYPAD, ScreenModes
 from mux.protocol.regions import Regions, border_cells, focus_border_cells
 from mux.protocol.status_row import STATUS_STYLE
 from muxctl.pane_screen import RESET, Cover, PaneScreen, row_form
@@ -27,6 +27,7 @@ FOCUS_COLOUR = "\x1b[32m"  # green: the focused pane's border
 
 # The cursor as drawn: (row, column) on the terminal, 0-based, and whether it is shown.
 CursorState = tuple[int, int, bool]
+KeyModes = tuple[bool, bool]  # application cursor keys, application keypad
 
 
 def cup(row: int, col: int) -> str:
@@ -53,6 +54,7 @@ class WindowScreen:
         self._cursor: CursorState | None = None  # as last drawn
         self._status: str | None = None  # the status line's text (None: no status line)
         self._status_drawn: str | None = None
+        self._key_modes: KeyModes = (False, False)  # the terminal's, as last set
 
     @property
     def size(self) -> tuple[int, int]:
@@ -180,15 +182,27 @@ class WindowScreen:
         self._draw_status(out, redraw)
         self._changed.clear()
         self._redraw = self._borders_stale = False
-        cursor = self._cursor_now()
-        if not out and cursor == self._cursor:
+        cursor, keys = self._cursor_now(), self._key_modes_now()
+        if not out and cursor == self._cursor and keys == self._key_modes:
             return b""
         self._cursor = cursor
         row, col, visible = cursor
         # The cursor hidden while rows are drawn (no flicker), the pen known to start with.
         head = "" if not out else HIDE_CURSOR if clear else HIDE_CURSOR + RESET
         tail = cup(row, col) + (SHOW_CURSOR if visible else HIDE_CURSOR)
+        if keys != self._key_modes:  # (rawterm.RESET_MODES sets both back at the end)
+            self._key_modes = keys
+            tail += ("\x1b[?1h" if keys[0] else "\x1b[?1l") + ("\x1b=" if keys[1] else "\x1b>")
         return (head + "".join(out) + tail).encode()
+
+    def _key_modes_now(self) -> KeyModes:
+        """The cursor-key and keypad modes the focused pane's program set, for the
+        terminal to send its keys in that form, as tmux does (none under a cover: copy
+        mode and the chooser read keys of their own)."""
+        pane = self._panes.get(self._focus)
+        if pane is None or pane.cover is not None:
+            return (False, False)
+        return (pane.modes.cursor_keys_application, KEYPAD in pane.modes.enabled)
 
     def _draw_pane(self, pane: PaneScreen, out: list[str], cleared: bool) -> None:
         rect = pane.rect

@@ -539,3 +539,25 @@ def test_commands_typed_after_a_colon(service: Service, outer: OuterTmux) -> Non
     outer.send_keys(alone, "Enter")
     outer.wait_shown(alone, f"[pane {lone} closed]")
     wait_for(lambda: lone not in service.panes(), what="the lone pane closed")
+
+
+def test_the_terminal_sends_keys_as_the_focused_program_asked(
+    service: Service, outer: OuterTmux
+) -> None:
+    """The view sets the terminal's cursor-key and keypad modes to the focused pane's
+    (as tmux does): an arrow reaches a program that set application cursor keys as
+    `ESC O A`; focused elsewhere, the terminal is back in the normal modes."""
+    script = "printf '\\033[?1h\\033=KEYS\\n'; exec cat -v"
+    left = service.spawn(["sh", "-c", script])
+    window = int(service.panes()[left]["window"])
+    service.call("SplitPane", "tsda{sv}", [left, "horizontal", 0.5, shell(service, "right")])
+    view = outer.open(outer.muxctl_line("attach", str(left)), rows=24, cols=81)
+    outer.wait_shown(view, "right$")
+    outer.wait_shown(view, "KEYS")
+    flags = ("display-message", "-p", "-t", view, "#{keypad_cursor_flag} #{keypad_flag}")
+    wait_for(lambda: outer.tmux(*flags).stdout.split() == ["1", "1"], what="the keys' modes")
+    outer.send_keys(view, "Up", "Enter")
+    service.wait_screen(left, "^[OA")
+    outer.send_keys(view, "C-b", "Right")
+    wait_for(lambda: layout(service, window)["focus"] != left, what="the focus moved")
+    wait_for(lambda: outer.tmux(*flags).stdout.split() == ["0", "0"], what="normal modes")
