@@ -39,9 +39,9 @@ from mux.protocol.attach_conversation import (
 )
 from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS
 from mux.system.socket_trust import UntrustedSocket, connect_trusted
+from mux.window_keys import key_of
 from muxctl.clipboard import PasteBuffer, paste_frame
 from muxctl.errors import EXIT_FAILURE, EXIT_PRECONDITION, EXIT_USAGE, CtlError, SocketRefused
-from muxctl.key_names import control_byte
 from muxctl.lone_status import LoneStatus, StatusSource
 from muxctl.prefix_keys import WINDOW_SWITCHES, Command, DetachNow, Pasted, PrefixKeys, Typed
 from muxctl.rawterm import RawTerminal, read_keys, window_size
@@ -77,21 +77,13 @@ DETACHED_MODES = COPY_COMMANDS | {"choose-tree", "list-keys"}
 
 def parse_detach_key(text: str, what: str = "the detach key") -> bytes | None:
     """`^\\`, `^]`, `C-a`, `ctrl-b` or one character; `none` turns the key off."""
-    if text.lower() == "none":
-        return None
-    lowered = text.lower()
-    for prefix in ("^", "c-", "ctrl-", "ctrl+"):
-        if lowered.startswith(prefix) and len(text) == len(prefix) + 1:
-            if text[-1] != " " and (control := control_byte(text[-1])) is not None:
-                return control
-            break
-    else:
-        if len(text) == 1 and text.isascii():
-            return text.encode()
-    raise CtlError(
-        f"cannot use {text!r} as {what}; give ^X (a control key), one character, or none",
-        EXIT_USAGE,
-    )
+    try:
+        return key_of(text)
+    except ValueError:
+        raise CtlError(
+            f"cannot use {text!r} as {what}; give ^X (a control key), one character, or none",
+            EXIT_USAGE,
+        ) from None
 
 
 @dataclass

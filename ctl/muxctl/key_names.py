@@ -8,6 +8,8 @@ mode (`ESC [ A`): programs that switch to the application mode (`ESC O A`) read 
 A modified special key is sent as xterm does (`ESC [ 1 ; 5 A` for C-Up).
 """
 
+from mux.window_keys import control_byte
+
 # The key, and the bytes without modifiers. Aliases are tmux's.
 _CSI_LETTER = {"up": "A", "down": "B", "right": "C", "left": "D", "home": "H", "end": "F"}
 _CSI_TILDE = {
@@ -60,19 +62,6 @@ def key_bytes(name: str) -> bytes | None:
     if lowered in _CSI_TILDE:
         code = _CSI_TILDE[lowered]
         return f"\x1b[{code};{1 + bits}~".encode() if bits else f"\x1b[{code}~".encode()
-    return None
-
-
-def control_byte(char: str) -> bytes | None:
-    """Control and `char` (`@`, a letter, `[`, `\\`, `]`, `^`, `_`, `?`, space); None for
-    a character that has no control code."""
-    upper = char.upper()
-    if upper == "?":
-        return b"\x7f"
-    if upper == " ":
-        return b"\x00"
-    if len(upper) == 1 and "@" <= upper <= "_":
-        return bytes([ord(upper) ^ 0x40])
     return None
 
 

@@ -1,5 +1,5 @@
 """The settings of config.toml that `muxctl attach` itself follows: `status`, `mouse`,
-`mode_keys`, `[keys]`.
+`mode_keys`, `prefix`, `[keys]`.
 
 muxd reads and checks the whole file (mux.config; `muxctl doctor` too). The window view
 needs one key of it, read here with tomllib alone: loading mux.config's pydantic
@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Literal
 
 from mux.system.paths import resolve_paths
-from mux.window_keys import DEFAULT_KEYS, UNBOUND, binding_problem
+from mux.window_keys import DEFAULT_KEYS, UNBOUND, binding_problem, key_of
 
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("0", "false", "no", "off")
 MAX_CONFIG_BYTES = 1 << 20  # (a configuration file is a few hundred bytes)
@@ -47,6 +47,19 @@ def mode_keys() -> Literal["vi", "emacs"]:
         return "vi" if chosen == "vi" else "emacs"
     editor = os.environ.get("VISUAL") or os.environ.get("EDITOR") or ""
     return "vi" if "vi" in Path(editor).name else "emacs"
+
+
+def prefix_key() -> str:
+    """The prefix key as written (`prefix`, default `^b`, as tmux's); muxctl's own
+    --prefix-key and $MUXCTL_PREFIX_KEY win over it."""
+    chosen = os.environ.get("MUX_PREFIX", "").strip() or _config().get("prefix")
+    if isinstance(chosen, str):
+        try:
+            key_of(chosen)
+            return chosen
+        except ValueError:
+            pass  # (mux.config and doctor say so)
+    return "^b"
 
 
 def key_bindings() -> dict[bytes, str]:

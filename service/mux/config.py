@@ -19,7 +19,7 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
-from mux.window_keys import binding_problem
+from mux.window_keys import binding_problem, key_of
 
 ENV_PREFIX = "MUX_"
 
@@ -204,6 +204,12 @@ class Settings(BaseSettings):
     hosts: dict[str, HostSettings] = Field(
         default_factory=dict, description="[hosts.NAME] tables: the satellites of this hub"
     )
+    prefix: str = Field(
+        default="^b",
+        description="the key before a window command in `muxctl attach`: ^X (a control "
+        "key), one character, or none; --prefix-key and $MUXCTL_PREFIX_KEY win over it "
+        "(muxctl.view_settings reads it)",
+    )
     keys: dict[str, str] = Field(
         default_factory=dict,
         description="[keys]: a key after the window view's prefix and its command "
@@ -219,6 +225,12 @@ class Settings(BaseSettings):
         if isinstance(value, str) and value.lower() in ("true", "false", "1", "0"):
             return RestoreMode.ALWAYS if value.lower() in ("true", "1") else RestoreMode.NEVER
         return value
+
+    @field_validator("prefix")
+    @classmethod
+    def _a_key(cls, prefix: str) -> str:
+        key_of(prefix)  # (ValueError: says what is wrong)
+        return prefix
 
     @field_validator("keys")
     @classmethod

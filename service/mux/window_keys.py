@@ -70,3 +70,34 @@ def binding_problem(key: str, command: str) -> str | None:
         known = ", ".join(sorted(WINDOW_COMMANDS))
         return f"{command!r} is no window command (they are: {known}; or {UNBOUND})"
     return None
+
+
+def control_byte(char: str) -> bytes | None:
+    """Control and `char` (`@`, a letter, `[`, `\\`, `]`, `^`, `_`, `?`, space); None for
+    a character that has no control code."""
+    upper = char.upper()
+    if upper == "?":
+        return b"\x7f"
+    if upper == " ":
+        return b"\x00"
+    if len(upper) == 1 and "@" <= upper <= "_":
+        return bytes([ord(upper) ^ 0x40])
+    return None
+
+
+def key_of(text: str) -> bytes | None:
+    """The byte of a prefix or detach key written `^B`, `C-b`, `ctrl-b`, `ctrl+b` (a
+    control key) or as one ASCII character; None for `none` (no such key). ValueError,
+    saying what is wrong, for anything else."""
+    lowered = text.lower()
+    if lowered == "none":
+        return None
+    for prefix in ("^", "c-", "ctrl-", "ctrl+"):
+        if lowered.startswith(prefix) and len(text) == len(prefix) + 1:
+            if text[-1] != " " and (control := control_byte(text[-1])) is not None:
+                return control
+            break
+    else:
+        if len(text) == 1 and text.isascii():
+            return text.encode()
+    raise ValueError(f"{text!r} is no key: give ^X (a control key), one character, or none")

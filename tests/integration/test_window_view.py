@@ -423,20 +423,22 @@ def test_borders_move_with_alt_arrows_and_muxctl_resize_pane(
 
 
 def test_keys_rebound_in_the_configuration(service: Service, outer: OuterTmux) -> None:
-    """`[keys]`: `|` splits side by side; `%`, bound to "none", does nothing."""
+    """`prefix = "C-a"`, and `[keys]`: `|` splits side by side; `%`, bound to "none",
+    does nothing."""
     (service.config_home / "mux").mkdir(exist_ok=True)
     (service.config_home / "mux" / "config.toml").write_text(
-        '[keys]\n"|" = "split-horizontal"\n"%" = "none"\n'
+        'prefix = "C-a"\n[keys]\n"|" = "split-horizontal"\n"%" = "none"\n'
     )
     pane = service.spawn(BASH, env={"PS1": "keys$ "})
     service.wait_screen(pane, "keys$")
     view = outer.open(outer.muxctl_line("attach", str(pane)), rows=24, cols=80)
     outer.wait_shown(view, "keys$")
-    outer.send_keys(view, "C-b", "%")
+    outer.send_keys(view, "C-a", "%")
     outer.type_line(view, "echo still-one-$((6*7))")
     service.wait_screen(pane, "still-one-42")
     assert len(service.panes()) == 1
-    outer.send_keys(view, "C-b", "|")
+    outer.send_keys(view, "C-b", "|")  # (no longer the prefix: typed)
+    outer.send_keys(view, "C-a", "|")
     wait_for(lambda: len(service.panes()) == 2, what="a split made by the rebound key")
 
 

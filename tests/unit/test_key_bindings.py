@@ -56,3 +56,24 @@ def test_mux_config_refuses_a_bad_binding_naming_it(
     with pytest.raises(ConfigError, match=problem):
         load_settings(path)
     assert key_bindings()[b"z"] == "zoom"
+
+
+def test_the_prefix_setting_and_what_wins_over_it(
+    config_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`prefix` in config.toml (MUX_PREFIX over it); muxctl's --prefix-key and
+    $MUXCTL_PREFIX_KEY over both (muxctl.commands.attach); a bad one: ^b, and mux.config
+    names it."""
+    from muxctl.view_settings import prefix_key
+
+    monkeypatch.delenv("MUX_PREFIX", raising=False)
+    assert prefix_key() == "^b"
+    (config_dir / "config.toml").write_text('prefix = "C-a"\n')
+    assert prefix_key() == "C-a"
+    monkeypatch.setenv("MUX_PREFIX", "`")
+    assert prefix_key() == "`"
+    monkeypatch.delenv("MUX_PREFIX")
+    (config_dir / "config.toml").write_text('prefix = "C-é"\n')
+    assert prefix_key() == "^b"
+    with pytest.raises(ConfigError, match=r"setting 'prefix'.*'C-é' is no key"):
+        load_settings(config_dir / "config.toml")

@@ -38,9 +38,9 @@ def add_detach_key(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--prefix-key",
         metavar="KEY",
-        default=os.environ.get("MUXCTL_PREFIX_KEY", "^b"),
         help="the key before a window command (split, focus, zoom...): ^X, one character, "
-        "or none (default: $MUXCTL_PREFIX_KEY, else ^b, as tmux's)",
+        "or none (default: $MUXCTL_PREFIX_KEY, else prefix in config.toml, else ^b, as "
+        "tmux's)",
     )
 
 
@@ -62,7 +62,10 @@ def check_terminal(args: argparse.Namespace) -> None:
     from muxctl.attaching import parse_detach_key
 
     args.detach_bytes = parse_detach_key(args.detach_key)
-    args.prefix_bytes = parse_detach_key(args.prefix_key, "the prefix key")
+    from muxctl.view_settings import prefix_key
+
+    chosen = args.prefix_key or os.environ.get("MUXCTL_PREFIX_KEY") or prefix_key()
+    args.prefix_bytes = parse_detach_key(chosen, "the prefix key")
     if args.prefix_bytes is not None and args.prefix_bytes == args.detach_bytes:
         raise CtlError("the prefix key and the detach key must differ", EXIT_USAGE)
     if not (os.isatty(0) and os.isatty(1)):
