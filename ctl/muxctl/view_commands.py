@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 from mux.protocol.border_drag import dragged
 from mux.protocol.layout import panes_of
 from mux.protocol.regions import Border, Side, neighbour
-from mux.protocol.visible import visible
 from muxctl.chooser import Chosen
 from muxctl.errors import CtlError, RemoteError
 from muxctl.pane_links import PaneLinks
@@ -136,7 +135,7 @@ class ViewCommands:
         try:
             typed = typed_command(line)
         except NotACommand as e:
-            return Done(ask=Asked(visible(str(e)), notice=True))
+            return Done(ask=Asked(str(e), notice=True))  # (the overlay escapes it)
         if typed is None:
             return Done()
         if typed.name == "detach":
