@@ -221,12 +221,14 @@ def _prompted(bus: "MuxClient", pane: int) -> str | None:
 
 
 def _said(message: str) -> None:
-    """`message` on the terminal the attach has given back, until a key."""
+    """`message` on the terminal the attach has given back (escaped: it may hold what
+    was typed, or muxd's words), until a key."""
     import select
 
+    from mux.protocol.visible import visible
     from muxctl.rawterm import RawTerminal
 
-    sys.stdout.write(f"{message} (a key goes on)")
+    sys.stdout.write(f"{visible(message)} (a key goes on)")
     sys.stdout.flush()
     with RawTerminal(0, 1):  # (non-blocking: waited for)
         select.select([0], [], [])
