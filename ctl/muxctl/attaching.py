@@ -37,6 +37,7 @@ from mux.protocol.attach_conversation import (
     ServiceFrame,
     State,
 )
+from mux.protocol.paste import BRACKET_CLOSE, BRACKET_OPEN
 from mux.protocol.spawn_options import MAX_COLS, MAX_ROWS
 from mux.system.socket_trust import UntrustedSocket, connect_trusted
 from mux.window_keys import key_of
@@ -346,8 +347,10 @@ class AttachClient:
                 continue
             if isinstance(event, Typed):
                 self._say(proto.Input(event.data))
-            elif isinstance(event, Pasted):  # (bracketed again if the program asked)
-                self._say(paste_frame(event.data.decode(errors="replace"), self._takes_paste))
+            elif isinstance(event, Pasted) and self._takes_paste:  # (bracketed if asked)
+                self._say(proto.Paste(event.data))
+            elif isinstance(event, Pasted):  # (as the terminal sent it: the program asked)
+                self._say(proto.Input(BRACKET_OPEN + event.data + BRACKET_CLOSE))
             elif event.name == "paste" and self._buffer.text:
                 self._say(paste_frame(self._buffer.text, self._takes_paste))
             elif event.name in LONE_PANE_COMMANDS:
