@@ -54,7 +54,7 @@ FIXED_KEYS = (
 def keys_help() -> str:
     """The window keys as `--help` shows them (the same whatever the environment says:
     the man page is made from it)."""
-    lines = ["window keys, after the prefix key (^b unless --prefix-key says otherwise):"]
+    lines = ["window keys, after the prefix key (^b unless --prefix-key or prefix says otherwise):"]
     lines += [f"  {key:<11} {meaning}" for key, meaning in KEY_HELP]
     lines.append("The detach key (^\\ unless --detach-key says otherwise) detaches at once.")
     lines.append(
