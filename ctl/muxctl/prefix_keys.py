@@ -27,6 +27,7 @@ KEY_HELP = (
     ('% or "', "split the focused pane side by side, or one above the other"),
     ("arrows", "move the focus to the pane that way"),
     ("o ;", "move the focus to the next pane, or back to the one focused before"),
+    ("q", "show each pane's index; a digit then focuses that pane"),
     ("Alt-arrows", "move the focused pane's border that way by 5 cells"),
     ("x", "close the focused pane (asks y/n)"),
     ("&", "close the window, every pane of it (asks y/n)"),

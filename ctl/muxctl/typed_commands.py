@@ -45,6 +45,8 @@ _TMUX_NAMES = {
     "list-keys": "list-keys",
     "lsk": "list-keys",
     "choose-tree": "choose-tree",
+    "display-panes": "display-panes",
+    "displayp": "display-panes",
     "kill-pane": "close",
     "killp": "close",
     "kill-window": "close-window",

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 # What a read-only view may do: its own (zoom, copy mode, the chooser) and which window
 # it shows; nothing that changes a pane or the window, nor the focus (muxd's).
-WATCHING = PANE_MODES | {"zoom", "command-prompt"} | WINDOW_SWITCHES
+WATCHING = PANE_MODES | {"zoom", "command-prompt", "display-panes"} | WINDOW_SWITCHES
 DIRECTIONS: dict[str, Side] = {"up": "up", "down": "down", "left": "left", "right": "right"}
 
 
@@ -168,6 +168,8 @@ class ViewCommands:
                 shown.zoomed = None  # (tmux's select-pane unzooms too)
                 set_focus(client, shown.window, pick)
                 shown.focus_on(pick)
+        elif name == "display-panes" and shown.layout is not None and shown.zoomed is None:
+            self._copy.number(shown.window, list(panes_of(shown.layout)), pane, shown.size_of)
         elif name == "zoom":
             shown.zoomed = None if shown.zoomed is not None else pane
         elif name.startswith("resize-") and shown.layout is not None:

@@ -1,8 +1,9 @@
 """The modes of the window view that take the focused pane's region and its keys: copy
 mode (docs/windows.md#copy-mode), with the paste buffer, and the chooser
-(docs/windows.md#the-window-view, `w`), which also lists the keys (`?`). Each starts
-from what muxd says (the pane's history; the windows and panes), and has the window's
-screen draw it over the pane's region until it ends."""
+(docs/windows.md#the-window-view, `w`), which also lists the keys (`?`); and the
+panes' numbers (`q`), over every pane of the window. Each starts from what muxd says
+(the pane's history; the windows and panes), and has the window's screen draw it over
+the pane's region until it ends."""
 
 from collections.abc import Callable
 from typing import TYPE_CHECKING
@@ -11,6 +12,7 @@ from muxctl.chooser import Chooser, Chosen, choices, listing
 from muxctl.clipboard import PasteBuffer, clipboard_sequence
 from muxctl.copy_mode import Copied, CopyMode, ModeKeys
 from muxctl.key_reader import KeyReader
+from muxctl.pane_numbers import PaneNumbers
 from muxctl.pane_screen import Cover
 from muxctl.window_commands import plain_entries
 from muxctl.window_screen import WindowScreen
@@ -33,7 +35,8 @@ class ViewCopy:
         self._screen = screen
         self.buffer = buffer  # what `]` pastes
         self.pane: int | None = None  # the pane a mode covers (None: none does)
-        self._mode: CopyMode | Chooser | None = None
+        self._mode: CopyMode | Chooser | PaneNumbers | None = None
+        self._size_of: Callable[[int], tuple[int, int]] = lambda pane: (1, 1)
         self._reader = KeyReader()
         self._chosen: Chosen | None = None
         self._wheeled = False  # copy mode started by the wheel: ends back at the bottom
@@ -65,6 +68,15 @@ class ViewCopy:
         self._wheeled = by_wheel
         self._draw()
 
+    def number(
+        self, window: int, panes: list[int], focus: int, size_of: Callable[[int], tuple[int, int]]
+    ) -> None:
+        """The panes' numbers over every pane of `window` (`panes`, in the layout's
+        order; `size_of` their regions' sizes) until a key."""
+        self._mode, self._size_of = PaneNumbers(window, panes, focus), size_of
+        self.pane, self._wheeled = focus, False
+        self._draw()
+
     def wheel(self, lines: int) -> None:
         """The mouse wheel over the mode's pane: copy mode scrolls `lines` (up when
         negative); the chooser takes no wheel."""
@@ -77,12 +89,15 @@ class ViewCopy:
 
     def end(self) -> None:
         """The mode over (if one was on): the pane's screen shows again."""
-        if self.pane is not None:
-            self._screen.set_cover(self.pane, None)
+        covered = self._mode.panes if isinstance(self._mode, PaneNumbers) else [self.pane]
+        for pane in covered:
+            if pane is not None:
+                self._screen.set_cover(pane, None)
         self.pane = self._mode = None
 
     def fit(self, size_of: Callable[[int], tuple[int, int]]) -> None:
         """To the size of its pane's region (after a new layout or terminal size)."""
+        self._size_of = size_of
         if self._mode is not None and self.pane is not None:
             self._mode.resize(*size_of(self.pane))
             self._draw()
@@ -114,6 +129,11 @@ class ViewCopy:
         from muxctl import copy_view
 
         if self._mode is None or self.pane is None:
+            return
+        if isinstance(self._mode, PaneNumbers):
+            for pane in self._mode.panes:
+                corner = self._screen.has_corner(pane)
+                self._screen.set_cover(pane, self._mode.cover(pane, self._size_of(pane), corner))
             return
         corner = self._screen.has_corner(self.pane)  # (its last cell is never drawn)
         cover: Cover

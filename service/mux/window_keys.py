@@ -25,6 +25,7 @@ DEFAULT_KEYS: Mapping[str, str] = {
     ";": "last-pane",
     "?": "list-keys",
     ":": "command-prompt",
+    "q": "display-panes",
     **{str(index): f"window-{index}" for index in range(10)},
 }
 # What each command does, one line, as `?` lists the keys bound (window-N: its own).
@@ -47,6 +48,7 @@ COMMAND_MEANINGS: Mapping[str, str] = {
     "last-pane": "the focus back to the pane focused before",
     "list-keys": "this list of the keys",
     "command-prompt": "a command typed on the bottom row (split-window -h, ...)",
+    "display-panes": "each pane's index shown; a digit focuses that pane",
 }
 
 

@@ -563,3 +563,22 @@ def test_the_terminal_sends_keys_as_the_focused_program_asked(
     outer.send_keys(view, "C-b", "Right")
     wait_for(lambda: layout(service, window)["focus"] != left, what="the focus moved")
     wait_for(lambda: outer.tmux(*flags).stdout.split() == ["0", "0"], what="normal modes")
+
+
+def test_q_numbers_the_panes_and_a_digit_focuses_one(service: Service, outer: OuterTmux) -> None:
+    """`q` shows each pane's index and id in its middle (tmux's display-panes); a digit
+    focuses the pane of that index; any other key puts the panes back."""
+    window, left, right = side_by_side(service)
+    view = outer.open(outer.muxctl_line("attach", str(left)), rows=24, cols=81)
+    outer.wait_shown(view, "right$")
+    outer.send_keys(view, "C-b", "q")
+    shown = outer.wait_shown(view, f"1 · pane {right}")
+    assert f"0 · pane {left}" in shown and "right$" not in shown
+    outer.send_keys(view, "1")
+    wait_for(lambda: layout(service, window)["focus"] == right, what="the pane of index 1")
+    outer.wait_shown(view, "right$")
+    outer.send_keys(view, "C-b", "q")
+    outer.wait_shown(view, f"0 · pane {left}")
+    outer.send_keys(view, "x")  # (not a pane's index: the panes back, nothing typed)
+    wait_for(lambda: "· pane" not in outer.capture(view), what="the numbers gone")
+    assert layout(service, window)["focus"] == right and "x" not in service.screen_text(right)
