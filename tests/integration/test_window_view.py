@@ -294,6 +294,7 @@ def test_closing_a_window_or_a_lone_pane_asks_first(service: Service, outer: Out
     outer.send_keys(lone, "C-b", "x")
     outer.wait_shown(lone, f"kill pane {alone}? (y/n)")
     outer.send_keys(lone, "n")
+    wait_for(lambda: "(y/n)" not in outer.capture(lone), what="attached again")
     outer.type_line(lone, "echo still-$((6*7))")
     service.wait_screen(alone, "still-42")
     outer.send_keys(lone, "C-b", "x")
@@ -536,6 +537,9 @@ def test_commands_typed_after_a_colon(service: Service, outer: OuterTmux) -> Non
     shown = outer.wait_shown(alone, "(a key goes on)")  # (said, not done: no other pane)
     assert "muxctl: left: pane" in shown
     outer.send_keys(alone, "Space")
+    # (attached again once the pane is repainted over the message: keys typed before
+    # that reach a terminal between two owners, in its own line mode)
+    wait_for(lambda: "(a key goes on)" not in outer.capture(alone), what="attached again")
     outer.send_keys(alone, "C-b", ":")
     outer.send_keys(alone, "-l", "kill-pane")
     outer.send_keys(alone, "Enter")
