@@ -53,3 +53,34 @@ def test_child_process_poll() -> None:
     assert child.poll() == 5
     assert child.returncode == 5
     assert child.poll() == 5  # asking again is harmless
+
+
+@pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "sigchld"])
+def test_a_paused_watcher_reaps_and_reports_nothing_until_resumed(
+    pidfd: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upgrade pauses the watcher before it leaves the bus: a child that ends then
+    stays unreaped (the next muxd reports it); resumed (a failed upgrade), it is
+    reported at once."""
+    if not pidfd:
+        monkeypatch.setattr(exits, "_pidfd_works", lambda: False)
+
+    async def run() -> None:
+        loop = asyncio.get_running_loop()
+        watcher = exits.ExitWatcher(loop)
+        reported: list[int] = []
+        gone = asyncio.Event()
+        child = subprocess.Popen(["sh", "-c", "exit 5"])
+        watcher.pause()
+        watcher.watch(child, lambda status: (reported.append(status), gone.set()))
+        # A zombie, waited for without reaping it (WNOWAIT).
+        await asyncio.to_thread(os.waitid, os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)
+        for _ in range(20):  # (turns of the loop, for a reader or SIGCHLD to fire)
+            await asyncio.sleep(0.005)
+        assert reported == [] and child.returncode is None, "not reaped while paused"
+        watcher.resume()
+        await asyncio.wait_for(gone.wait(), timeout=10)
+        assert reported == [5] and child.returncode == 5
+        watcher.close()
+
+    asyncio.run(run())

@@ -197,9 +197,12 @@ def test_a_stop_during_the_drain_recovers_and_serves_on(
         task = upgrader.in_progress
         assert task is not None  # kept referenced while it waits
         assert calls == ["control.flush"]
+        exits = upgrader._table.exits  # (the real ExitWatcher of the stand-in table)
+        assert exits.paused, "exits are the next muxd's to report from before the bus is left"
         stopping.set()  # the service is asked to stop before the exec
         flushed.set()
         await task
+        assert not exits.paused, "this muxd reports them again"
         return upgrader, calls
 
     upgrader, calls = asyncio.run(scenario())

@@ -159,6 +159,9 @@ class Upgrader:
         try:
             if self._stopping.is_set():
                 raise RuntimeError("the service is stopping")
+            # Exits from now on are the next muxd's to report (ExitWatcher.pause); the
+            # round trip below writes those reported so far.
+            self._table.exits.pause()
             await self._control.flush()
             await self._keeper.hold_for_upgrade()
             self._supervisor.reloading()
@@ -179,6 +182,7 @@ class Upgrader:
     async def _recover(self, reason: str) -> None:
         self.state = UpgradeState.RECOVERING
         write_outcome(self._paths.upgrade_outcome, self.generation, f"upgrade failed: {reason}")
+        self._table.exits.resume()
         self._keeper.release()
         self._attach.resume()
         try:

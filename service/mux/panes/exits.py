@@ -50,6 +50,7 @@ class ExitWatcher:
         self._deferred: list[tuple[Reapable, ExitCallback]] = []
         self._sigchld_installed = False
         self._use_pidfd: bool | None = None  # found out at the first watch
+        self._paused = False  # (an upgrade leaving the bus: `pause`)
 
     def _pidfds(self) -> bool:
         if self._use_pidfd is None:
@@ -71,7 +72,8 @@ class ExitWatcher:
             except OSError:  # out of fds, say: fall back to SIGCHLD for this one
                 self._install_sigchld()
             else:
-                self._readers.add_reader(pidfd, functools.partial(self._poll_one, process.pid))
+                if not self._paused:
+                    self._readers.add_reader(pidfd, functools.partial(self._poll_one, process.pid))
         self._watched[process.pid] = (process, callback, pidfd)
         if pidfd is None:
             # It may have exited before the handler knew of it. Checked on the
@@ -88,9 +90,35 @@ class ExitWatcher:
         for process, callback in deferred:
             self.watch(process, callback)
 
+    @property
+    def paused(self) -> bool:
+        return self._paused
+
+    def pause(self) -> None:
+        """No exit is reaped or reported until `resume`. An upgrade pauses before it
+        leaves the bus: an exit reported after that would reach no one, and the next
+        muxd, handed the pane as exited, would not report it again; paused, the pane is
+        handed over running and the next muxd reaps and reports it."""
+        if self._paused:
+            return
+        self._paused = True
+        for _, _, pidfd in self._watched.values():
+            if pidfd is not None:
+                self._readers.remove_reader(pidfd)
+
+    def resume(self) -> None:
+        """The upgrade failed: exits are reaped again, those of the pause at once."""
+        if not self._paused:
+            return
+        self._paused = False
+        for pid, (_, _, pidfd) in self._watched.items():
+            if pidfd is not None:
+                self._readers.add_reader(pidfd, functools.partial(self._poll_one, pid))
+        self._loop.call_soon(self._poll_all)
+
     def _poll_one(self, pid: int) -> None:
         entry = self._watched.get(pid)
-        if entry is None:
+        if entry is None or self._paused:
             return
         process, callback, pidfd = entry
         status = process.poll()  # waitpid(WNOHANG); negative for a signal
