@@ -540,10 +540,16 @@ def test_commands_typed_after_a_colon(service: Service, outer: OuterTmux) -> Non
     # (attached again once the pane is repainted over the message: keys typed before
     # that reach a terminal between two owners, in its own line mode)
     wait_for(lambda: "(a key goes on)" not in outer.capture(alone), what="attached again")
-    outer.send_keys(alone, "C-b", ":")
-    outer.send_keys(alone, "-l", "kill-pane")
-    outer.send_keys(alone, "Enter")
-    outer.wait_shown(alone, f"[pane {lone} closed]")
+    outer.type_line(alone, "echo after-the-notice")
+    service.wait_screen(lone, "after-the-notice")
+    # A second terminal closes the pane, typed out (not asked again), from an attach of
+    # its own.
+    again = outer.open(outer.muxctl_line("attach", str(lone)), rows=24, cols=80)
+    outer.wait_shown(again, "after-the-notice")
+    outer.send_keys(again, "C-b", ":")
+    outer.send_keys(again, "-l", "kill-pane")
+    outer.send_keys(again, "Enter")
+    outer.wait_shown(again, f"[pane {lone} closed]")
     wait_for(lambda: lone not in service.panes(), what="the lone pane closed")
 
 
