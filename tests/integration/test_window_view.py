@@ -31,6 +31,16 @@ def side_by_side(service: Service) -> tuple[int, int, int]:
     return window, left, int(right)
 
 
+def shown_alone(service: Service, outer: OuterTmux, prompt: str, cols: int = 80) -> tuple[int, str]:
+    """A bash pane alone in its window, its prompt `prompt` and `$`, attached in a
+    terminal of 24 rows: (the pane, the terminal), once the prompt shows there."""
+    pane = service.spawn(BASH, env={"PS1": f"{prompt}$ "})
+    service.wait_screen(pane, f"{prompt}$")
+    terminal = outer.open(outer.muxctl_line("attach", str(pane)), rows=24, cols=cols)
+    outer.wait_shown(terminal, f"{prompt}$")
+    return pane, terminal
+
+
 def layout(service: Service, window: int) -> dict[str, object]:
     (entries,) = service.call("ListWindows")
     for entry in entries:
@@ -287,10 +297,7 @@ def test_closing_a_window_or_a_lone_pane_asks_first(service: Service, outer: Out
     outer.wait_shown(view, "[window")
     wait_for(lambda: not {left, right} & set(service.panes()), what="both panes closed")
 
-    alone = service.spawn(BASH, env={"PS1": "alone$ "})
-    service.wait_screen(alone, "alone$")
-    lone = outer.open(outer.muxctl_line("attach", str(alone)), rows=24, cols=80)
-    outer.wait_shown(lone, "alone$")
+    alone, lone = shown_alone(service, outer, "alone")
     outer.send_keys(lone, "C-b", "x")
     outer.wait_shown(lone, f"kill pane {alone}? (y/n)")
     outer.send_keys(lone, "n")
@@ -378,10 +385,7 @@ def test_a_lone_pane_chooses_and_renames_too(service: Service, outer: OuterTmux)
     """`w` and `,` in a pane shown alone: the chooser over the whole terminal (its own
     screen untouched), then the window chosen; the name asked for on the line below."""
     _window, left, right = side_by_side(service)
-    lone = service.spawn(BASH, env={"PS1": "lone$ "})
-    service.wait_screen(lone, "lone$")
-    view = outer.open(outer.muxctl_line("attach", str(lone)), rows=24, cols=100)
-    outer.wait_shown(view, "lone$")
+    lone, view = shown_alone(service, outer, "lone", cols=100)
     outer.send_keys(view, "C-b", ",")
     outer.wait_shown(view, "(rename-window)")
     outer.send_keys(view, "-l", "notes")
@@ -430,10 +434,7 @@ def test_keys_rebound_in_the_configuration(service: Service, outer: OuterTmux) -
     (service.config_home / "mux" / "config.toml").write_text(
         'prefix = "C-a"\n[keys]\n"|" = "split-horizontal"\n"%" = "none"\n'
     )
-    pane = service.spawn(BASH, env={"PS1": "keys$ "})
-    service.wait_screen(pane, "keys$")
-    view = outer.open(outer.muxctl_line("attach", str(pane)), rows=24, cols=80)
-    outer.wait_shown(view, "keys$")
+    pane, view = shown_alone(service, outer, "keys")
     outer.send_keys(view, "C-a", "%")
     outer.type_line(view, "echo still-one-$((6*7))")
     service.wait_screen(pane, "still-one-42")
@@ -465,10 +466,7 @@ def test_the_focus_goes_to_the_next_pane_and_back_and_the_keys_are_listed(
     outer.type_line(view, "echo after-the-list")
     service.wait_screen(left, "after-the-list")
 
-    lone = service.spawn(BASH, env={"PS1": "lone$ "})
-    service.wait_screen(lone, "lone$")
-    alone = outer.open(outer.muxctl_line("attach", str(lone)), rows=24, cols=80)
-    outer.wait_shown(alone, "lone$")
+    lone, alone = shown_alone(service, outer, "lone")
     outer.send_keys(alone, "C-b", "?")
     outer.wait_shown(alone, "C-b ?        list-keys")
     outer.send_keys(alone, "Enter")
@@ -491,10 +489,7 @@ def test_a_paste_is_text_even_with_the_prefix_key_in_it(service: Service, outer:
     service.wait_screen(left, "pasted-%-42")
     assert len(service.panes()) == 2, "no split"
 
-    lone = service.spawn(BASH, env={"PS1": "lone$ "})
-    service.wait_screen(lone, "lone$")
-    alone = outer.open(outer.muxctl_line("attach", str(lone)), rows=24, cols=80)
-    outer.wait_shown(alone, "lone$")
+    lone, alone = shown_alone(service, outer, "lone")
     outer.tmux("set-buffer", "echo alone-\x02%-$((6*7))\n")
     outer.tmux("paste-buffer", "-p", "-t", alone)
     service.wait_screen(lone, "echo alone-%-$((6*7))")
@@ -527,10 +522,7 @@ def test_commands_typed_after_a_colon(service: Service, outer: OuterTmux) -> Non
     wait_for(lambda: len(layout(service, window)["layout"]["children"]) == 3, what="a split")  # type: ignore[index]
     assert "x" not in service.screen_text(left).replace("exit", "")
 
-    lone = service.spawn(BASH, env={"PS1": "lone$ "})
-    service.wait_screen(lone, "lone$")
-    alone = outer.open(outer.muxctl_line("attach", str(lone)), rows=24, cols=80)
-    outer.wait_shown(alone, "lone$")
+    lone, alone = shown_alone(service, outer, "lone")
     outer.send_keys(alone, "C-b", ":")
     outer.send_keys(alone, "-l", "select-pane -L")
     outer.send_keys(alone, "Enter")
