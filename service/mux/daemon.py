@@ -111,6 +111,10 @@ class Daemon:
 
     async def run(self) -> int:
         loop = asyncio.get_running_loop()
+        # First of all: a stop asked while muxd starts (its private bus, restored panes)
+        # is taken once the start is done, as at any other time; by default the signal
+        # would end muxd halfway and leave its bus and panes running.
+        self._handle_signals(loop)
         resume, self._resume = self._resume, None  # its fds become the parts' own
         attach = AttachPlane(self.settings, self.paths)
         attach.open(loop, _inherited_attach(resume), self._inherited.activation)
@@ -202,7 +206,6 @@ class Daemon:
         control.hub.start()
         desktop.started(keeper)
         table.start_watching_exits()
-        self._handle_signals(loop)
         self.supervisor.ready(status.line())
         self.supervisor.start_watchdog(loop)
         if resume is not None and not self._after_crash:
