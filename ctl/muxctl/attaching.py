@@ -232,6 +232,10 @@ class AttachClient:
         """Attached until detach, exit or loss; the terminal is raw only inside."""
         try:
             with signal_wakeups() as wake_fd, RawTerminal(self._in, self._out):
+                # Typed after the command that ended the last attach (or its question):
+                # keys for this one, sent after its ATTACH.
+                if ahead := self._keys.take_ahead():
+                    self._typed(ahead)
                 outcome = self._serve(wake_fd)
                 if self._status is not None and self._status.on:
                     self._terminal.add(LoneStatus.given_back(window_size(self._out)[0]))
@@ -333,7 +337,12 @@ class AttachClient:
         if not data:  # the terminal is gone
             self._keys_open = False
             return self._start_detach()
-        for event in self._keys.feed(data):
+        return self._typed(data)
+
+    def _typed(self, data: bytes) -> Outcome | None:
+        # A command done once detached stops the keys: those after it are its own.
+        hands_on = DETACHED_MODES if self._read_only else DETACHED_MODES | LONE_PANE_COMMANDS
+        for event in self._keys.feed(data, until=hands_on):
             if isinstance(event, DetachNow) or (
                 isinstance(event, Command) and event.name == "detach"
             ):

@@ -34,6 +34,7 @@ def copy_alone(
     page_up: bool,
     mode_keys: ModeKeys,
     fds: tuple[int, int] = (0, 1),
+    ahead: bytes = b"",
 ) -> int | None:
     """Copy mode over the whole terminal until it ends; the signal that ended it instead
     (SIGTERM, SIGHUP, SIGINT: the attach ends too), else None."""
@@ -48,36 +49,40 @@ def copy_alone(
         buffer.text = ended.text
         return clipboard_sequence(ended.text)
 
-    return _alone(mode, fds, copied)[1]
+    return _alone(mode, fds, copied, ahead)[1]
 
 
 def choose_alone(
-    client: "MuxClient", pane: int, *, fds: tuple[int, int] = (0, 1)
+    client: "MuxClient", pane: int, *, fds: tuple[int, int] = (0, 1), ahead: bytes = b""
 ) -> tuple[Chosen | None, int | None]:
     """The chooser (`w`) over the whole terminal, pane `pane` selected: what was chosen
     (None: nothing), and the signal that ended it instead."""
     windows, panes = (plain_entries(client, member) for member in ("ListWindows", "ListPanes"))
     window = next((int(p["window"]) for p in panes if int(p["id"]) == pane), 0)
     mode = Chooser(choices(windows, panes), (window, pane), *window_size(fds[1]))
-    ended, stopped = _alone(mode, fds, lambda ended: b"")
+    ended, stopped = _alone(mode, fds, lambda ended: b"", ahead)
     return (ended if isinstance(ended, Chosen) else None), stopped
 
 
-def keys_alone(keys: list[str], *, fds: tuple[int, int] = (0, 1)) -> int | None:
+def keys_alone(keys: list[str], *, fds: tuple[int, int] = (0, 1), ahead: bytes = b"") -> int | None:
     """The keys (`?`, a line each) over the whole terminal until read; the signal that
     ended it instead, else None."""
     mode = Chooser(listing(keys), (0, 0), *window_size(fds[1]))
-    return _alone(mode, fds, lambda ended: b"")[1]
+    return _alone(mode, fds, lambda ended: b"", ahead)[1]
 
 
 def _alone(
-    mode: CopyMode | Chooser, fds: tuple[int, int], after: Callable[[object], bytes]
+    mode: CopyMode | Chooser,
+    fds: tuple[int, int],
+    after: Callable[[object], bytes],
+    ahead: bytes,
 ) -> tuple[object, int | None]:
     """`mode` on the alternate screen until it ends (how; `after` says what to write
-    once the normal screen is back), or a signal ends it (which)."""
+    once the normal screen is back), or a signal ends it (which). `ahead`: keys typed
+    after the one that asked for it, read already."""
     in_fd, out_fd = fds
     reader, out = KeyReader(), TerminalOut(out_fd)
-    ended: object = None
+    ended: object = mode.feed(reader.feed(ahead)) if ahead else None
     stopped: int | None = None
     with signal_wakeups() as wake_fd, RawTerminal(in_fd, out_fd):
         out.add(ALTERNATE_SCREEN)

@@ -11,7 +11,7 @@ What the terminal brackets as pasted (DECSET 2004) is a paste, never keys: a pre
 detach key inside it is text, as in tmux.
 """
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from mux.protocol.paste import BRACKET_CLOSE, BRACKET_OPEN
@@ -127,6 +127,7 @@ class PrefixKeys:
         self._bindings = bindings
         self._after_prefix: bytes | None = None  # the bytes of a command not yet whole
         self._pasting: bytes | None = None  # inside a paste: what of it is not given on yet
+        self._ahead = b""  # read after a command that hands the terminal on (`feed`'s `until`)
 
     def listed(self) -> list[str]:
         """The keys bound, as `?` lists them; the prefix typed twice, the detach key."""
@@ -138,9 +139,16 @@ class PrefixKeys:
             lines.append(f"{key_label(self._detach):<12} detach at once (no prefix before it)")
         return lines
 
-    def feed(self, data: bytes) -> list[KeyEvent]:
+    def feed(self, data: bytes, *, until: Collection[str] = ()) -> list[KeyEvent]:
+        """The events of the keys in `data`. `until`: commands that hand the terminal on
+        to another part of muxctl (a lone pane's `:`, `x`, `[`...): what follows one in
+        the same read is not taken as keys here but kept (`take_ahead`) for that part,
+        which reads the terminal next."""
         events: list[KeyEvent] = []
         while data:
+            if events and isinstance(last := events[-1], Command) and last.name in until:
+                self._ahead += data
+                break
             if self._pasting is not None:
                 data = self._paste(self._pasting + data, events)
                 continue
@@ -161,6 +169,16 @@ class PrefixKeys:
             else:
                 self._after_prefix = b""
         return events
+
+    def give_back(self, keys: bytes) -> None:
+        """Keys read from the terminal and not used (what follows a question's answer):
+        the next part's, as if typed after a command `feed` stopped at."""
+        self._ahead += keys
+
+    def take_ahead(self) -> bytes:
+        """What was typed after a command `feed` stopped at (b"": nothing); kept no more."""
+        ahead, self._ahead = self._ahead, b""
+        return ahead
 
     def _paste(self, data: bytes, events: list[KeyEvent]) -> bytes:
         """Inside a paste: what is pasted up to its end, given on; what follows it."""

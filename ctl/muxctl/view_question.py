@@ -31,6 +31,11 @@ class Question:
     def pending(self) -> bool:  # (a method: its answer changes as keys come)
         return self._action is not None
 
+    @property
+    def typed(self) -> str:
+        """The answer as typed so far."""
+        return self._answer
+
     def ask(self, asked: Asked, action: Callable[[str], None]) -> None:
         """Ask; `action` is what the answer does (y/n: only `y`, with "y")."""
         self._asked, self._answer, self._action = asked, asked.initial, action

@@ -156,10 +156,11 @@ class WindowView:
                 self._load()
         else:  # the service names the pane: one link first, the window once it has
             self._links.open(0, self._shown.size)
-        # Pastes bracketed (rawterm.RESET_MODES turns it off again): a paste is given to
-        # the focused pane as one (PASTE), bracketed for it if its program asked.
+        # Pastes bracketed (until RESET_MODES): each the focused pane's PASTE, one piece.
         on = (MOUSE_ON if self._mouse else b"") + BRACKETED_PASTE_ON
         self._terminal.add(on + self._screen.full())
+        if ahead := self._keys.take_ahead():  # (typed after a lone pane's split...)
+            self._from_keyboard(ahead)
         next_refresh = time.monotonic() + REFRESH_SECONDS
         while True:
             links = self._links.by_fd()
@@ -233,8 +234,9 @@ class WindowView:
 
     # -- keys and commands --------------------------------------------------------------
 
-    def _from_keyboard(self) -> Outcome | None:
-        data = read_keys(self._in)
+    def _from_keyboard(self, data: bytes | None = None) -> Outcome | None:
+        """What the terminal has, or `data` (typed ahead, read already)."""
+        data = read_keys(self._in) if data is None else data
         if not data:  # None: nothing after all; b"": the terminal is gone
             return None if data is None else self._start_detach()
         if self._mouse is None:
@@ -278,8 +280,7 @@ class WindowView:
         self._follow(name, self._commands.do(name, answer))
 
     def _follow(self, name: str, done: Done) -> None:
-        """The view after command `name`: as muxd now has the window, the bell for a
-        refusal, the question it asks first."""
+        """After command `name`: the window as muxd has it, a refusal's bell, a question."""
         if done.ask is not None:
             self._question.ask(done.ask, lambda answer: self._command(name, answer))
         if done.bell:

@@ -137,3 +137,25 @@ def test_a_long_paste_is_given_on_in_pieces_cut_between_characters() -> None:
     events += parser.feed(b"~x")
     pieces = [e.data for e in events if isinstance(e, Pasted)]
     assert b"".join(pieces).decode() == text and events[-1] == Typed(b"x")
+
+
+def test_keys_after_a_command_that_hands_the_terminal_on_are_kept_for_what_reads_next() -> None:
+    """A lone pane's `:` (or `x`, `[`...) ends its attach: what was typed after it in the
+    same read is the prompt's (the question's, copy mode's), not lost with the attach."""
+    parser = keys()
+    until = {"command-prompt", "close"}
+    assert parser.feed(b"ab" + PREFIX + b":kill-pane\r", until=until) == [
+        Typed(b"ab"),
+        Command("command-prompt"),
+    ]
+    assert parser.take_ahead() == b"kill-pane\r"
+    assert parser.take_ahead() == b"", "taken once"
+    # Commands not named go on as before; what a question left is given back.
+    assert parser.feed(PREFIX + b"z" + PREFIX + b"xy", until=until) == [
+        Command("zoom"),
+        Command("close"),
+    ]
+    parser.give_back(parser.take_ahead()[1:])
+    assert parser.take_ahead() == b""
+    parser.give_back(b"ls\r")
+    assert parser.take_ahead() == b"ls\r"

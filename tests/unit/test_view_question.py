@@ -40,3 +40,10 @@ def test_escape_gives_up_and_controls_are_not_typed() -> None:
     question.ask(Asked("(rename-window) ", typed=True, initial=title), done.append)
     question.answer("x\u202e".encode())  # (a bidi control is not typed)
     assert b"evil\\u202e\\x1b]52;c;x\\x07x\x1b[0m" in question.overlay(24, 80)
+
+
+def test_the_answer_typed_so_far_is_known_while_typing() -> None:
+    question = Question()
+    question.ask(Asked(":", typed=True), lambda answer: None)
+    question.answer(b"kill-pa\x7f\x7fpane")
+    assert question.typed == "kill-pane" and question.pending()

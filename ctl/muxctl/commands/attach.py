@@ -147,7 +147,7 @@ def _alone(
         pane = client.pane or pane
         command = outcome.window_command
         if command == "command-prompt" and bus is not None:
-            typed = _prompted(bus, pane)
+            typed = _prompted(bus, pane, parts.keys)
             if typed in LONE_PANE_COMMANDS or typed == "detach":
                 return pane, _lone_command(pane, typed)
             if typed not in DETACHED_MODES:
@@ -156,21 +156,21 @@ def _alone(
         if command == "list-keys":
             from muxctl.copy_alone import keys_alone
 
-            stopped: int | None = keys_alone(parts.keys.listed()) or 0
+            stopped: int | None = keys_alone(parts.keys.listed(), ahead=ahead(parts)) or 0
         elif bus is None:  # a host's pane: no window commands, no copy mode
             return pane, outcome
-        elif _declined(command, pane):
+        elif _declined(command, pane, parts.keys):
             continue  # not closed after all: shown again
         elif command == "rename-window":
-            _rename(bus, pane)
+            _rename(bus, pane, parts.keys)
             continue
         elif command == "choose-tree":
-            chosen, stopped = _choose(bus, pane, read_only)
+            chosen, stopped = _choose(bus, pane, read_only, ahead(parts))
             if chosen is not None and _window_size(bus, chosen) > 1:
                 return chosen, _view(bus, chosen, parts, read_only)
             pane = chosen or pane  # (a lone pane's window: attached to alone)
         else:
-            stopped = _copy_mode(bus, command, pane, parts.buffer)
+            stopped = _copy_mode(bus, command, pane, parts)
         if stopped is None:
             return pane, outcome
         if stopped:  # a signal ended copy mode: the attach ends too
@@ -178,13 +178,20 @@ def _alone(
             return pane, Outcome(f"[{name}: detached from pane {pane}]", 128 + stopped)
 
 
-def _choose(bus: "MuxClient", pane: int, read_only: bool) -> tuple[int | None, int | None]:
+def ahead(parts: _Parts) -> bytes:
+    """Keys typed after the lone pane's command, read with it: the next part's."""
+    return parts.keys.take_ahead()
+
+
+def _choose(
+    bus: "MuxClient", pane: int, read_only: bool, typed: bytes
+) -> tuple[int | None, int | None]:
     """The chooser (`w`) over the whole terminal: the pane chosen (None: none), focused
     in its window unless `read_only`; and the signal that ended it (0: none did)."""
     from muxctl.copy_alone import choose_alone
     from muxctl.window_commands import set_focus
 
-    chosen, stopped = choose_alone(bus, pane)
+    chosen, stopped = choose_alone(bus, pane, ahead=typed)
     if chosen is None or stopped:
         return None, stopped or 0
     if not read_only:
@@ -192,48 +199,31 @@ def _choose(bus: "MuxClient", pane: int, read_only: bool) -> tuple[int | None, i
     return chosen.pane, 0
 
 
-def _prompted(bus: "MuxClient", pane: int) -> str | None:
+def _prompted(bus: "MuxClient", pane: int, keys: "PrefixKeys") -> str | None:
     """`:` in a pane shown alone: a command typed on the line below, as `,` asks for a
     name (muxctl.typed_commands). The window command to do next (None: none); a rename
     is done here, and what cannot be done is said, until a key."""
     from muxctl.attaching import DETACHED_MODES, LONE_PANE_COMMANDS
+    from muxctl.lone_questions import said, typed_line
     from muxctl.typed_commands import NotACommand, typed_command
     from muxctl.window_commands import find_window
 
     try:
-        typed = typed_command(input("\n:"))
-    except (EOFError, KeyboardInterrupt):
-        return None
+        typed = typed_command(typed_line(":", keys) or "")
     except NotACommand as e:
-        _said(f"muxctl: {e}")
+        said(f"muxctl: {e}", keys)
         return None
     if typed is None:
         return None
     if typed.name == "rename-window":
         _, found = find_window(bus, 0, pane)
         if found is not None:
-            _set_title(bus, found[0], typed.answer or "")
+            _set_title(bus, found[0], typed.answer or "", keys)
         return None
     if typed.name in LONE_PANE_COMMANDS or typed.name in DETACHED_MODES | {"detach"}:
         return typed.name
-    _said(f"muxctl: {typed.name}: pane {pane} is alone in its window")
+    said(f"muxctl: {typed.name}: pane {pane} is alone in its window", keys)
     return None
-
-
-def _said(message: str) -> None:
-    """`message` on the terminal the attach has given back (escaped: it may hold what
-    was typed, or muxd's words), until a key."""
-    import select
-
-    from mux.protocol.visible import visible
-    from muxctl.rawterm import RawTerminal
-
-    sys.stdout.write(f"{visible(message)} (a key goes on)")
-    sys.stdout.flush()
-    with RawTerminal(0, 1):  # (non-blocking: waited for)
-        select.select([0], [], [])
-        os.read(0, 1)  # (one key: what is typed after it is the pane's)
-    print()
 
 
 def _lone_command(pane: int, command: str) -> "Outcome":
@@ -246,10 +236,10 @@ def _lone_command(pane: int, command: str) -> "Outcome":
     return Outcome("", window_command=command)
 
 
-def _rename(bus: "MuxClient", pane: int) -> None:
-    """`,` in a pane shown alone: its window's name asked for on the line below, as the
-    terminal reads a line (Enter sets it; Ctrl-C or an empty line leaves it)."""
-    from mux.protocol.visible import visible
+def _rename(bus: "MuxClient", pane: int, keys: "PrefixKeys") -> None:
+    """`,` in a pane shown alone: its window's name asked for on the line below (Enter
+    sets it; Escape, Ctrl-C or an empty line leaves it)."""
+    from muxctl.lone_questions import typed_line
     from muxctl.window_commands import asks_first, find_window
 
     _, found = find_window(bus, 0, pane)
@@ -257,28 +247,24 @@ def _rename(bus: "MuxClient", pane: int) -> None:
         return
     window = found[0]
     asked = asks_first(bus, "rename-window", window, pane)
-    try:
-        now = f"[{visible(asked.initial)}] " if asked.initial else ""
-        name = input(f"\n{asked.text}{now}")
-    except (EOFError, KeyboardInterrupt):
-        return
-    if name.strip():
-        _set_title(bus, window, name.strip())
+    now = f"[{asked.initial}] " if asked.initial else ""
+    name = typed_line(f"{asked.text}{now}", keys)  # (escaped as it is drawn)
+    if name and name.strip():
+        _set_title(bus, window, name.strip(), keys)
 
 
-def _set_title(bus: "MuxClient", window: int, title: str) -> None:
+def _set_title(bus: "MuxClient", window: int, title: str, keys: "PrefixKeys") -> None:
     """Window `window` named `title`; a refusal (a NUL in it, say) said, until a key."""
+    from muxctl.lone_questions import said
     from muxctl.wire import Variant
 
     try:
         bus.call("SetWindow", body=[window, {"title": Variant("s", title)}])
     except CtlError as e:
-        _said(f"muxctl: {e.message}")
+        said(f"muxctl: {e.message}", keys)
 
 
-def _copy_mode(
-    bus: "MuxClient", command: str | None, pane: int, buffer: "PasteBuffer"
-) -> int | None:
+def _copy_mode(bus: "MuxClient", command: str | None, pane: int, parts: _Parts) -> int | None:
     """Copy mode, when that is what the lone pane's attach was left for: 0 when it ended
     (the attach goes on), the signal that ended it; None: no copy mode was asked for."""
     from muxctl.attaching import COPY_COMMANDS
@@ -290,28 +276,22 @@ def _copy_mode(
         return None
     try:
         page_up = command == "copy-mode-page-up"
-        stopped = copy_alone(bus, pane, buffer, page_up=page_up, mode_keys=mode_keys())
+        stopped = copy_alone(
+            bus, pane, parts.buffer, page_up=page_up, mode_keys=mode_keys(), ahead=ahead(parts)
+        )
     except RemoteError:
         return 0  # (the pane went away meanwhile: the attach says so)
     return stopped or 0
 
 
-def _declined(command: str | None, pane: int) -> bool:
+def _declined(command: str | None, pane: int, keys: "PrefixKeys") -> bool:
     """Asked first, y/n, before a command that loses work (`x`, `&` in a pane shown
     alone: it closes the pane), on the terminal the attach has just given back."""
-    import select
-
-    from muxctl.rawterm import RawTerminal
+    from muxctl.lone_questions import agreed
 
     if command not in ("close", "close-window"):
         return False
-    sys.stdout.write(f"\nkill pane {pane}? (y/n) ")
-    sys.stdout.flush()
-    with RawTerminal(0, 1):  # (non-blocking: waited for)
-        select.select([0], [], [])
-        answer = os.read(0, 1)  # (one key: what is typed after it is the pane's)
-    print()
-    return answer[:1] not in (b"y", b"Y")
+    return not agreed(f"kill pane {pane}?", keys)
 
 
 def _window_size(bus: "MuxClient", pane: int) -> int:

@@ -1,0 +1,98 @@
+"""What a pane shown alone asks or says on the line below it, once its attach has given
+the terminal back (`:`, `,`, `x`, `&`, a refusal): a key or a line typed there.
+
+The keys come first from those typed ahead (read with the command, `PrefixKeys.take_ahead`)
+and what follows the answer is given back for the attach that comes next: nothing typed
+quickly after a command is lost between the attach and its question."""
+
+import os
+import select
+import sys
+
+from mux.protocol.visible import visible
+from muxctl.prefix_keys import PrefixKeys
+from muxctl.rawterm import RawTerminal, read_keys, window_size, write_within
+from muxctl.view_question import Asked, Question
+
+# What ends a typed line (muxctl.view_question): Enter, or giving up.
+_LINE_ENDS = frozenset(b"\r\n\x1b\x03\x07")
+
+
+def one_key(keys: PrefixKeys) -> bytes:
+    """The next key (one byte of it): typed ahead, else waited for. b"": the terminal is
+    gone."""
+    ahead = keys.take_ahead()
+    if ahead:
+        keys.give_back(ahead[1:])
+        return ahead[:1]
+    with RawTerminal(0, 1):  # (non-blocking: waited for)
+        while True:
+            select.select([0], [], [])
+            if (key := _read_one()) is not None:
+                return key
+
+
+def _read_one() -> bytes | None:
+    """One byte from the terminal (the rest stays there: the pane's); None: nothing yet."""
+    try:
+        return os.read(0, 1)
+    except (BlockingIOError, InterruptedError):
+        return None
+    except OSError:
+        return b""
+
+
+def said(message: str, keys: PrefixKeys) -> None:
+    """`message` on the line below (escaped: it may hold what was typed, or muxd's
+    words), until a key."""
+    sys.stdout.write(f"{visible(message)} (a key goes on)")
+    sys.stdout.flush()
+    one_key(keys)
+    print()
+
+
+def agreed(question: str, keys: PrefixKeys) -> bool:
+    """`question (y/n)` on the line below; only `y` agrees."""
+    sys.stdout.write(f"\n{question} (y/n) ")
+    sys.stdout.flush()
+    answer = one_key(keys)
+    print()
+    return answer in (b"y", b"Y")
+
+
+def typed_line(prompt: str, keys: PrefixKeys) -> str | None:
+    """A line typed after `prompt` on the line below: Enter gives it; Escape, Ctrl-C or
+    the terminal gone give None. Backspace and Ctrl-U edit it (muxctl.view_question)."""
+    question, given = Question(), list[str]()
+    question.ask(Asked(prompt, typed=True), given.append)
+    sys.stdout.write("\n")
+    sys.stdout.flush()
+    pending = keys.take_ahead()
+    with RawTerminal(0, 1):
+        while question.pending():
+            _draw(prompt + question.typed)
+            if not pending:
+                select.select([0], [], [])
+                read = read_keys(0)
+                if read == b"":
+                    return None
+                pending = read or b""
+            end = next((at + 1 for at, byte in enumerate(pending) if byte in _LINE_ENDS), None)
+            end = len(pending) if end is None else end
+            done = question.answer(pending[:end])
+            pending = pending[end:]
+            if done is not None:
+                done()
+        keys.give_back(pending)
+    print()
+    return given[0] if given else None
+
+
+DRAW_SECONDS = 1.0  # (a terminal that takes nothing: the line is left undrawn)
+
+
+def _draw(line: str) -> None:
+    """The line being typed, on the terminal's row, as wide as it is (its end if longer);
+    the terminal is raw and non-blocking here."""
+    shown = visible(line)[-max(window_size(1)[1] - 1, 1) :]
+    write_within(1, f"\r{shown}\x1b[K".encode(), DRAW_SECONDS)
