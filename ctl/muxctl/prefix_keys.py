@@ -21,14 +21,17 @@ ARROWS = {b"A": "up", b"B": "down", b"C": "right", b"D": "left"}
 # A paste is given on in pieces of at most this much (each a PASTE frame of its own).
 PASTE_PIECE_BYTES = 256 * 1024
 COMMAND_KEYS = {key.encode(): command for key, command in DEFAULT_KEYS.items()}
+# What the keys after the prefix that are no character do (not bindable in `[keys]`).
+_FOCUS_THAT_WAY = "move the focus to the pane that way"
+_BORDER_THAT_WAY = "move the focused pane's border that way by 5 cells"
 # What each key after the prefix does, for `muxctl attach --help` (the man page's WINDOW
 # KEYS and docs/windows.md#the-window-view say the same).
 KEY_HELP = (
     ('% or "', "split the focused pane side by side, or one above the other"),
-    ("arrows", "move the focus to the pane that way"),
+    ("arrows", _FOCUS_THAT_WAY),
     ("o ;", "move the focus to the next pane, or back to the one focused before"),
     ("q", "show each pane's index; a digit then focuses that pane"),
-    ("Alt-arrows", "move the focused pane's border that way by 5 cells"),
+    ("Alt-arrows", _BORDER_THAT_WAY),
     ("x", "close the focused pane (asks y/n)"),
     ("&", "close the window, every pane of it (asks y/n)"),
     ("z", "zoom the focused pane, and back"),
@@ -44,10 +47,10 @@ KEY_HELP = (
     ("d", "detach"),
     ("the prefix", "types it"),
 )
-# The keys after the prefix that are no character (not bindable in `[keys]`), for `?`.
+# The same keys, for `?` (by tmux's names).
 FIXED_KEYS = (
-    ("arrows", "move the focus to the pane that way"),
-    ("M-arrows", "move the focused pane's border that way by 5 cells"),
+    ("arrows", _FOCUS_THAT_WAY),
+    ("M-arrows", _BORDER_THAT_WAY),
     ("PageUp", "copy mode, a page up"),
 )
 
