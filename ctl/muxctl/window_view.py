@@ -287,7 +287,7 @@ class WindowView:
             self._terminal.add(b"\a")
         if done.detach:
             self._start_detach()
-        if self._shown.window:
+        if self._shown.window or self._shown.focus:  # (window 0: the new pane's, `c`)
             self._load()
         if done.other_window:
             self._terminal.add(self._screen.full())

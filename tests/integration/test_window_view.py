@@ -285,6 +285,28 @@ def test_windows_made_and_switched_behind_the_prefix(
     outer.wait_shown(view, "[detached from window")
 
 
+def test_a_window_made_from_a_split_window_is_shown(service: Service, outer: OuterTmux) -> None:
+    """`c` in the window view of a split window (not a pane shown alone) shows the new
+    window and gives it the keys. (The view stayed on the old one, drawing nothing
+    more, and rang the bell at every key.)"""
+    window, left, right = side_by_side(service)
+    view = outer.open(outer.muxctl_line("attach", str(left)), rows=24, cols=81)
+    outer.wait_shown(view, "right$")
+    outer.send_keys(view, "C-b", "c")
+    wait_for(lambda: len(service.panes()) == 3, what="a pane in a new window")
+    (new,) = [p for p in service.panes() if p not in (left, right)]
+    assert service.panes()[new]["window"] != window
+    wait_for(
+        lambda: (service.panes()[new]["rows"], service.panes()[new]["cols"]) == (23, 81),
+        what="the new window's pane at the terminal's size",
+    )
+    outer.type_line(view, "echo made-$((6*7))")
+    service.wait_screen(new, "made-42")
+    wait_for(lambda: "right$" not in outer.capture(view), what="the new window drawn alone")
+    outer.send_keys(view, "C-b", "p")
+    outer.wait_shown(view, "right$")
+
+
 def test_closing_a_window_or_a_lone_pane_asks_first(service: Service, outer: OuterTmux) -> None:
     """`&` closes the window, every pane of it, after y; in a pane shown alone `x` asks
     on the terminal given back, and n attaches to the pane again."""
