@@ -33,6 +33,8 @@ def status_text(
         line += f"{'  │ ' if parts else ''}{focus}: {title} · {where}"
         if host:
             line += f" @ {visible(host)}"
+        if pane.get("state") == "exited":  # (its keys ring the bell: say why)
+            line += f" · exited ({pane.get('exit_status', '?')})"
     held = sum(1 for p in panes if p.get("state") == "held")
     if held:
         line += f"  │ {held} pane{'s' if held > 1 else ''} waiting to be restored"

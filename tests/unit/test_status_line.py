@@ -32,6 +32,12 @@ def test_zoomed_and_a_state() -> None:
     assert line.endswith("│ reattaching")
 
 
+def test_an_exited_focused_pane_is_marked_with_its_status() -> None:
+    ended = [{**PANES[0], "state": "exited", "exit_status": -9}, *PANES[1:]]
+    line = status_text(WINDOWS, 3, ended, 4, home="/home/u", host="box")
+    assert "│ 4: make · ~/src @ box · exited (-9)  │" in line
+
+
 def test_fit_counts_cells() -> None:
     assert fit("ab", 4) == "ab  "
     assert fit("日本語", 5) == "日本 ", "a wide character that does not fit is left out"
