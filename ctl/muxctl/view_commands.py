@@ -25,6 +25,7 @@ from muxctl.window_commands import (
     resize_pane,
     set_focus,
     set_layout,
+    window_ids,
 )
 
 if TYPE_CHECKING:
@@ -186,6 +187,19 @@ class ViewCommands:
             if other is not None:
                 return self._show(*other)
         return Done()
+
+    def window_gone(self) -> bool:
+        """The window shown has ended (its last pane closed): as tmux, the one shown
+        before it is shown instead, else the one before it in the list, else the first;
+        False when no window is left."""
+        shown = self._shown
+        ids = window_ids(self._client)
+        if not ids:
+            return False
+        earlier = max((w for w in ids if w < shown.window), default=ids[0])
+        self._show(shown.last_window if shown.last_window in ids else earlier, 0)
+        shown.last_window = None  # (the one gone)
+        return True
 
     def _show(self, window: int, pane: int) -> Done:
         """Another window from now on: `window` (0: the one of `pane`), `pane` focused (0:

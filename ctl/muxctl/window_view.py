@@ -15,18 +15,17 @@ graceful upgrade of mux cuts every link (ServiceUpgrading): each is made again
 to the same pane, and the window asked for again once mux is back on the bus.
 """
 
+import contextlib
 import select
 import signal
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from mux.protocol.layout import Leaf, Node, panes_of
 from mux.protocol.paste import BRACKETED_PASTE_ON
-from mux.protocol.regions import place
 from muxctl.attaching import Outcome
 from muxctl.clipboard import PasteBuffer
-from muxctl.errors import EXIT_FAILURE, CtlError, RemoteError
+from muxctl.errors import EXIT_FAILURE
 from muxctl.mouse import MOUSE_ON, MouseEvent, MouseReader
 from muxctl.pane_link import PaneAttached, PaneEnded, PaneInterrupted, PaneLink, PaneOutput
 from muxctl.pane_links import PaneLinks
@@ -40,7 +39,8 @@ from muxctl.view_mouse import ViewMouse
 from muxctl.view_question import Question
 from muxctl.view_settings import mode_keys, mouse, status_line
 from muxctl.view_state import Shown
-from muxctl.window_commands import find_window, plain_entries, set_focus, status_of
+from muxctl.view_window import ViewWindow, WindowGone
+from muxctl.window_commands import set_focus
 from muxctl.window_screen import WindowScreen
 
 if TYPE_CHECKING:
@@ -63,10 +63,6 @@ def _interest(
     return readable, [*writable, out] if terminal.pending else writable
 
 
-class _WindowGone(Exception):
-    """The window's last pane closed."""
-
-
 class WindowView:
     def __init__(
         self,
@@ -87,51 +83,18 @@ class WindowView:
         self._in, self._out = fds
         self._shown = Shown(window_size(self._out), focus=pane)
         self._screen = WindowScreen(*self._shown.size)
-        self._status = status_line()  # a status line on the last row (`status`)
         self._links = PaneLinks(socket_path, read_only=read_only)
-        self._screens: dict[int, tuple[int, int]] = {}  # read-only: each pane's own size
         self._question = Question()  # asked before `x` and `&`, and for `,` and `:`
         self._copy = ViewCopy(mode_keys(), self._screen, buffer, keys.listed())
         self._commands = ViewCommands(client, self._shown, self._copy, self._links)
+        self._window = ViewWindow(
+            client, self._shown, self._links, self._screen, self._copy, status=status_line()
+        )
         taken = ViewMouse(self._shown, self._commands, self._copy, self._screen, self._links)
         self._mouse = taken if mouse() else None  # (`mouse`: the view takes the mouse)
         self._mouse_reader = MouseReader()
         self._terminal = TerminalOut(self._out)
         self._detaching_since: float | None = None
-
-    # -- the window, as muxd has it -----------------------------------------------------
-
-    def _load(self) -> None:
-        """The window of the pane shown (ListWindows), and the links and regions for it."""
-        shown = self._shown
-        windows, found = find_window(self._client, shown.window, shown.focus)
-        if found is None:
-            raise _WindowGone
-        shown.follow(*found)
-        if shown.zoomed is not None and shown.zoomed not in panes_of(found[1]):
-            shown.zoomed = None
-        watching = self._links.read_only
-        panes = plain_entries(self._client, "ListPanes") if self._status or watching else []
-        if watching:  # the panes keep the sizes their writers gave them
-            self._screens = {int(p["id"]): (int(p["rows"]), int(p["cols"])) for p in panes}
-        if self._status:
-            state = "reattaching after an upgrade" if self._links.reattaching else ""
-            state = "read-only" + (f", {state}" if state else "") if watching else state
-            status = (shown.window, shown.pane, shown.zoomed is not None)
-            text, shown.status_parts = status_of(windows, panes, status, state)
-            self._screen.set_status(text)
-        self._arrange()
-
-    def _arrange(self) -> None:
-        """Regions for the terminal's size; links opened, closed and resized to match."""
-        shown = self._shown
-        assert shown.layout is not None
-        tree: Node = Leaf(shown.zoomed) if shown.zoomed is not None else shown.layout
-        rows, cols = shown.size
-        shown.regions = place(tree, max(rows - self._status, 1), cols)
-        self._links.match({pane: shown.size_of(pane) for pane in shown.regions.panes})
-        self._screen.set_layout(shown.regions, shown.focus, shown.size, self._screens)
-        self._copy.fit(shown.size_of)
 
     # -- the loop -----------------------------------------------------------------------
 
@@ -150,10 +113,10 @@ class WindowView:
 
     def _serve(self, wake_fd: int) -> Outcome:
         if self._asked:
-            self._load()
+            self._window.load()
             if self._shown.focus != self._asked and not self._links.read_only:  # (as tmux)
                 set_focus(self._client, self._shown.window, self._asked)
-                self._load()
+                self._window.load()
         else:  # the service names the pane: one link first, the window once it has
             self._links.open(0, self._shown.size)
         # Pastes bracketed (until RESET_MODES): each the focused pane's PASTE, one piece.
@@ -185,9 +148,10 @@ class WindowView:
                         return outcome
                 if time.monotonic() >= next_refresh and self._detaching_since is None:
                     next_refresh = time.monotonic() + REFRESH_SECONDS
-                    self._refresh()
-            except _WindowGone:
-                return Outcome(f"[window {self._shown.window} ended: its last pane closed]")
+                    self._window.refresh()
+            except WindowGone:
+                if (ended := self._elsewhere()) is not None:
+                    return ended
             overlay = self._question.overlay(*self._shown.size)
             self._terminal.add(self._screen.render() + overlay)
             self._terminal.write()
@@ -203,14 +167,14 @@ class WindowView:
         for event in link.receive():
             if isinstance(event, PaneOutput):
                 if event.repaint and self._links.read_only and self._shown.window:
-                    self._load()  # (its size may be new: a writer resized it)
+                    self._window.load()  # (its size may be new: a writer resized it)
                 if event.repaint:
                     self._screen.reset(link.pane)
                 self._screen.feed(link.pane, event.data)
             elif isinstance(event, PaneAttached) and self._shown.window == 0:
                 self._links.named(event.pane)
                 self._shown.focus = event.pane
-                self._load()
+                self._window.load()
             elif isinstance(event, PaneInterrupted):
                 self._links.interrupted(link, self._shown.size_of(link.pane))
             elif isinstance(event, PaneEnded) and self._detaching_since is None:
@@ -218,19 +182,19 @@ class WindowView:
                     return Outcome("mux went away (it stopped or crashed)", EXIT_FAILURE, True)
                 if self._shown.window == 0:  # the pane asked for is not there (no pane runs)
                     return Outcome(f"muxctl: {event.why}", EXIT_FAILURE, True)
-                self._refresh()  # now, not within a second: it has left the window (or not)
+                self._window.refresh()  # now, not within a second: it has left the window (or not)
         return None
 
-    def _refresh(self) -> None:
-        if not self._shown.window:
-            return
-        try:
-            self._load()
-        except (CtlError, RemoteError):
-            if self._links.reattach_until is None:
-                raise
-            return  # mux is between its two programs, off the bus: asked again next time
-        self._links.upgrade_over()
+    def _elsewhere(self) -> Outcome | None:
+        """The window shown has ended: another shown (ViewCommands.window_gone), or the
+        view ends when none is left."""
+        gone = self._shown.window
+        while self._commands.window_gone():
+            with contextlib.suppress(WindowGone):  # (gone too, meanwhile: the next)
+                self._window.load()
+                self._terminal.add(self._screen.full())
+                return None
+        return Outcome(f"[window {gone} ended: its last pane closed]")
 
     # -- keys and commands --------------------------------------------------------------
 
@@ -288,7 +252,7 @@ class WindowView:
         if done.detach:
             self._start_detach()
         if self._shown.window or self._shown.focus:  # (window 0: the new pane's, `c`)
-            self._load()
+            self._window.load()
         if done.other_window:
             self._terminal.add(self._screen.full())
 
@@ -302,7 +266,7 @@ class WindowView:
                     for link in self._links:
                         link.resize(*self._shown.size)
                     continue
-                self._arrange()  # (each pane's emulator resized; its repaint follows)
+                self._window.arrange()  # (each pane's emulator resized; its repaint follows)
                 self._terminal.add(self._screen.full())
             elif signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
                 self._links.detach()

@@ -307,6 +307,29 @@ def test_a_window_made_from_a_split_window_is_shown(service: Service, outer: Out
     outer.wait_shown(view, "right$")
 
 
+def test_when_the_window_shown_ends_another_is_shown(service: Service, outer: OuterTmux) -> None:
+    """As in tmux, a window closed (`&`) under the view is followed by another, the one
+    shown before it; only the last window's end ends the view."""
+    window, left, _right = side_by_side(service)
+    other = service.spawn(BASH, env={"PS1": "other$ "})
+    service.wait_screen(other, "other$")
+    view = outer.open(outer.muxctl_line("attach", str(other)), rows=24, cols=81)
+    outer.wait_shown(view, "other$")
+    outer.send_keys(view, "C-b", "0")  # (the split window: `other`'s is the last shown)
+    outer.wait_shown(view, "right$")
+    outer.send_keys(view, "C-b", "&")
+    outer.wait_shown(view, f"kill window {window} and its 2 panes? (y/n)")
+    outer.send_keys(view, "y")
+    wait_for(lambda: left not in service.panes(), what="the split window closed")
+    wait_for(lambda: "right$" not in outer.capture(view), what="the window gone from view")
+    outer.wait_shown(view, "other$")
+    outer.type_line(view, "echo still-$((6*7))")
+    service.wait_screen(other, "still-42")
+    outer.send_keys(view, "C-b", "&")
+    outer.send_keys(view, "y")
+    outer.wait_shown(view, "ended: its last pane closed]")
+
+
 def test_closing_a_window_or_a_lone_pane_asks_first(service: Service, outer: OuterTmux) -> None:
     """`&` closes the window, every pane of it, after y; in a pane shown alone `x` asks
     on the terminal given back, and n attaches to the pane again."""
