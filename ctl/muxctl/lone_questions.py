@@ -10,7 +10,7 @@ import select
 import sys
 
 from mux.protocol.visible import visible
-from muxctl.prefix_keys import PrefixKeys
+from muxctl.prefix_keys import PrefixKeys, sequence_end
 from muxctl.rawterm import RawTerminal, read_keys, window_size, write_within
 from muxctl.view_question import Asked, Question
 
@@ -79,8 +79,12 @@ def typed_line(prompt: str, keys: PrefixKeys) -> str | None:
                 pending = read or b""
             end = next((at + 1 for at, byte in enumerate(pending) if byte in _LINE_ENDS), None)
             end = len(pending) if end is None else end
+            given_up = pending[end - 1 : end] == b"\x1b"
             done = question.answer(pending[:end])
             pending = pending[end:]
+            if given_up:  # the rest of the key's sequence (an arrow) goes with its Escape
+                tail = sequence_end(b"\x1b" + pending)
+                pending = pending[tail - 1 :] if tail is not None else b""
             if done is not None:
                 done()
         keys.give_back(pending)

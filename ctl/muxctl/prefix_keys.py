@@ -216,7 +216,7 @@ class PrefixKeys:
             events.append(DetachNow())  # at once, as always
             return b""
         if pending.startswith(b"\x1b"):
-            end = _sequence_end(pending)
+            end = sequence_end(pending)
             if end is None:  # the rest of the key is in the next read
                 self._after_prefix = pending
                 return b""
@@ -248,7 +248,7 @@ def _whole_characters(data: bytes) -> bytes:
     return data
 
 
-def _sequence_end(data: bytes) -> int | None:
+def sequence_end(data: bytes) -> int | None:
     """Where the key's escape sequence at the start of `data` ends (None: not yet):
     ESC then `[` and a CSI sequence (parameters, then a final byte), ESC `O` and one
     byte; any other byte after ESC is a key of its own."""

@@ -602,6 +602,11 @@ def test_keys_typed_with_a_lone_panes_command_are_the_next_parts(
     service.wait_screen(lone, "kept-2")
     assert lone in service.panes(), "n: not closed"
     wait_for(lambda: "(y/n)" not in outer.capture(alone), what="attached again")
+    # An arrow gives up the rename: its whole sequence, none of it typed into the pane.
+    outer.send_keys(alone, "C-b", ",", "Up", "echo", "Space", "arrow-$((2+2))", "Enter")
+    service.wait_screen(lone, "arrow-4")
+    assert "[A" not in service.screen_text(lone)
+    wait_for(lambda: "(rename-window)" not in outer.capture(alone), what="attached again")
     typed = ["C-b", ":", "split-window", "Space", "-h", "Enter"]
     outer.send_keys(alone, *typed, "echo", "Space", "ahead-$((40+2))", "Enter")
     wait_for(lambda: len(service.panes()) == 2, what="the split typed after the colon")
