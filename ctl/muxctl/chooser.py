@@ -18,7 +18,7 @@ from typing import Any
 from mux.protocol.layout import panes_of
 from mux.protocol.visible import visible
 from muxctl.copy_mode import Ended
-from muxctl.status_line import fit, program_name, shorter_path, window_name
+from muxctl.status_line import ended, fit, program_name, shorter_path, window_name
 from muxctl.window_commands import layout_of
 
 SELECTED = "\x1b[0;7m"
@@ -61,7 +61,11 @@ def choices(
             where = shorter_path(visible(str(pane.get("cwd") or "")), home)
             branch = "└─" if at == len(ids) - 1 else "├─"
             lines.append(
-                Choice(int(window["id"]), pane_id, f"    {branch} {pane_id}: {title} · {where}")
+                Choice(
+                    int(window["id"]),
+                    pane_id,
+                    f"    {branch} {pane_id}: {title} · {where}{ended(pane)}",
+                )
             )
     return lines
 

@@ -33,8 +33,7 @@ def status_text(
         line += f"{'  │ ' if parts else ''}{focus}: {title} · {where}"
         if host:
             line += f" @ {visible(host)}"
-        if pane.get("state") == "exited":  # (its keys ring the bell: say why)
-            line += f" · exited ({pane.get('exit_status', '?')})"
+        line += ended(pane)  # (its keys ring the bell: say why)
     held = sum(1 for p in panes if p.get("state") == "held")
     if held:
         line += f"  │ {held} pane{'s' if held > 1 else ''} waiting to be restored"
@@ -77,6 +76,11 @@ def window_name(window: Mapping[str, Any], panes: Sequence[Mapping[str, Any]]) -
     focused = int(window.get("focused_pane") or 0)
     pane = next((p for p in panes if int(p["id"]) == focused), None)
     return program_name(pane) if pane is not None else f"window {window['id']}"
+
+
+def ended(pane: Mapping[str, Any]) -> str:
+    """` · exited (N)` after a pane whose program has ended (its exit status), else ""."""
+    return f" · exited ({pane.get('exit_status', '?')})" if pane.get("state") == "exited" else ""
 
 
 def program_name(pane: Mapping[str, Any]) -> str:

@@ -20,7 +20,7 @@ WINDOWS = [window(1, [1, 2], "build\x1b[31m"), window(4, [4])]
 PANES = [
     {"id": 1, "title": "", "argv": ["/usr/bin/vim"], "cwd": "/src"},
     {"id": 2, "title": "tests", "argv": ["bash"], "cwd": "/src"},
-    {"id": 4, "title": "", "argv": ["top"], "cwd": "/"},
+    {"id": 4, "title": "", "argv": ["top"], "cwd": "/", "state": "exited", "exit_status": 0},
 ]
 
 
@@ -31,7 +31,7 @@ def test_every_window_then_its_panes_escaped() -> None:
         "    ├─ 1: vim · /src",
         "    └─ 2: tests · /src",
         "(1) top · 1 pane",
-        "    └─ 4: top · /",
+        "    └─ 4: top · / · exited (0)",
     ]
 
 
