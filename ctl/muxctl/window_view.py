@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from mux.protocol.paste import BRACKETED_PASTE_ON
+from mux.protocol.visible import visible
 from muxctl.attaching import Outcome
 from muxctl.clipboard import PasteBuffer
 from muxctl.errors import EXIT_FAILURE
@@ -182,6 +183,9 @@ class WindowView:
                     return Outcome("mux went away (it stopped or crashed)", EXIT_FAILURE, True)
                 if self._shown.window == 0:  # the pane asked for is not there (no pane runs)
                     return Outcome(f"muxctl: {event.why}", EXIT_FAILURE, True)
+                # Said in its region, where it is kept (exited, with remain_on_exit; the
+                # pane this client runs in, which it cannot show inside itself).
+                self._screen.feed(link.pane, _ended_note(event.why))
                 self._window.refresh()  # now, not within a second: it has left the window (or not)
         return None
 
@@ -281,6 +285,12 @@ class WindowView:
             self._detaching_since = time.monotonic()
             self._links.detach()
         return None
+
+
+def _ended_note(why: str) -> bytes:
+    """Why a pane's link ended, on a line of its own in reverse video (escaped: muxd's
+    words may hold a client's text)."""
+    return f"\r\n\x1b[0;7m[{visible(why)}]\x1b[0m".encode()
 
 
 def _detached(window: int, focus: int) -> Outcome:

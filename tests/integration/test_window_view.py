@@ -5,6 +5,8 @@ back with capture-pane; every pane is a real bash on a real PTY in a real muxd."
 from __future__ import annotations
 
 import json
+import shlex
+import sys
 from pathlib import Path
 
 from dbus_fast import Variant
@@ -328,6 +330,20 @@ def test_when_the_window_shown_ends_another_is_shown(service: Service, outer: Ou
     outer.send_keys(view, "C-b", "&")
     outer.send_keys(view, "y")
     outer.wait_shown(view, "ended: its last pane closed]")
+
+
+def test_a_view_run_inside_a_pane_of_its_window_says_why_that_one_is_not_shown(
+    service: Service,
+) -> None:
+    """The window view of a window run in one of its own panes: that pane cannot be
+    shown inside itself (muxd refuses the attach), and its region says so instead of
+    staying blank."""
+    _window, left, right = side_by_side(service)
+    line = shlex.join([sys.executable, "-m", "muxctl", "attach", str(left)])
+    service.call("SendInput", "tay", [right, f"{line}\r".encode()])
+    service.wait_screen(right, "[this client")
+    service.call("SendInput", "tay", [right, b"\x1c"])  # (the view detached)
+    service.wait_screen(right, "[detached from window")
 
 
 def test_closing_a_window_or_a_lone_pane_asks_first(service: Service, outer: OuterTmux) -> None:
