@@ -21,7 +21,7 @@ ARROWS = {b"A": "up", b"B": "down", b"C": "right", b"D": "left"}
 # A paste is given on in pieces of at most this much (each a PASTE frame of its own).
 PASTE_PIECE_BYTES = 256 * 1024
 COMMAND_KEYS = {key.encode(): command for key, command in DEFAULT_KEYS.items()}
-# What the keys after the prefix that are no character do (not bindable in `[keys]`).
+# What two of the keys after the prefix that are no character do (said in both lists).
 _FOCUS_THAT_WAY = "move the focus to the pane that way"
 _BORDER_THAT_WAY = "move the focused pane's border that way by 5 cells"
 # What each key after the prefix does, for `muxctl attach --help` (the man page's WINDOW
@@ -47,7 +47,7 @@ KEY_HELP = (
     ("d", "detach"),
     ("the prefix", "types it"),
 )
-# The same keys, for `?` (by tmux's names).
+# The keys after the prefix that are no character (not bindable in `[keys]`), for `?`.
 FIXED_KEYS = (
     ("arrows", _FOCUS_THAT_WAY),
     ("M-arrows", _BORDER_THAT_WAY),
