@@ -178,8 +178,12 @@ class ViewCommands:
             size = shown.size_of(pane)[1 if side in ("left", "right") else 0]
             cells = int(answer) if answer else RESIZE_CELLS  # (resize-pane -L N typed)
             resize_pane(client, shown.window, shown.layout, pane, side=side, size=size, cells=cells)
-        elif name in ASKS_FIRST and answer is None:
-            return Done(ask=asks_first(client, name, shown.window, pane))
+        elif (
+            name in ASKS_FIRST
+            and answer is None
+            and (asked := asks_first(client, name, shown.window, pane))
+        ):
+            return Done(ask=asked)
         else:  # muxd's to do; the view shows what comes of it
             shown.zoomed = None
             said = answer or ""

@@ -115,8 +115,14 @@ def carry_out(
 ASKS_FIRST = frozenset({"close", "close-window", "rename-window", "command-prompt"})
 
 
-def asks_first(client: "MuxClient", command: str, window: int, focus: int) -> Asked:
-    """The question asked before `command` (one of ASKS_FIRST)."""
+def asks_first(client: "MuxClient", command: str, window: int, focus: int) -> Asked | None:
+    """The question asked before `command` (one of ASKS_FIRST); None when there is
+    nothing to ask: closing panes whose programs have all ended loses nothing."""
+    if command in ("close", "close-window"):
+        closed = [focus] if command == "close" else panes_of_window(client, window)
+        states = {int(p["id"]): p["state"] for p in plain_entries(client, "ListPanes")}
+        if all(states.get(pane) == "exited" for pane in closed):
+            return None
     if command == "close":
         return Asked(f"kill pane {focus}? (y/n)")
     if command == "command-prompt":

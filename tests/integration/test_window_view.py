@@ -346,6 +346,25 @@ def test_a_view_run_inside_a_pane_of_its_window_says_why_that_one_is_not_shown(
     service.wait_screen(right, "[detached from window")
 
 
+def test_closing_a_pane_whose_program_ended_asks_nothing(
+    service: Service, outer: OuterTmux
+) -> None:
+    """`x` on a pane whose program has ended (alone in its window, so kept, marked on the
+    status line) closes it at once: there is nothing to lose, nothing to ask."""
+    _window, _left, _right = side_by_side(service)
+    ended = service.spawn(["sh", "-c", "echo ended-here"])
+    wait_for(lambda: service.panes()[ended]["state"] == "exited", what="its program ended")
+    view = outer.open(outer.muxctl_line("attach", str(_left)), rows=24, cols=81)
+    outer.wait_shown(view, "right$")
+    outer.send_keys(view, "C-b", "1")
+    outer.wait_shown(view, f"{ended}: sh · ")
+    assert "exited (0)" in outer.capture(view)
+    outer.send_keys(view, "C-b", "x")
+    wait_for(lambda: ended not in service.panes(), what="the ended pane closed")
+    outer.wait_shown(view, "right$")  # (its window ended: the one shown before)
+    assert "(y/n)" not in outer.capture(view)
+
+
 def test_closing_a_window_or_a_lone_pane_asks_first(service: Service, outer: OuterTmux) -> None:
     """`&` closes the window, every pane of it, after y; in a pane shown alone `x` asks
     on the terminal given back, and n attaches to the pane again."""

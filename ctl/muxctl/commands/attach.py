@@ -247,6 +247,7 @@ def _rename(bus: "MuxClient", pane: int, keys: "PrefixKeys") -> None:
         return
     window = found[0]
     asked = asks_first(bus, "rename-window", window, pane)
+    assert asked is not None  # (a rename always asks for the name)
     now = f"[{asked.initial}] " if asked.initial else ""
     name = typed_line(f"{asked.text}{now}", keys)  # (escaped as it is drawn)
     if name and name.strip():
