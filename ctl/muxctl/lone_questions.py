@@ -45,18 +45,16 @@ def _read_one() -> bytes | None:
 def said(message: str, keys: PrefixKeys) -> None:
     """`message` on the line below (escaped: it may hold what was typed, or muxd's
     words), until a key."""
-    sys.stdout.write(f"{visible(message)} (a key goes on)")
-    sys.stdout.flush()
+    _write(f"{visible(message)} (a key goes on)")
     one_key(keys)
-    print()
+    _write("\r\n")
 
 
 def agreed(question: str, keys: PrefixKeys) -> bool:
     """`question (y/n)` on the line below; only `y` agrees."""
-    sys.stdout.write(f"\n{question} (y/n) ")
-    sys.stdout.flush()
+    _write(f"\r\n{question} (y/n) ")
     answer = one_key(keys)
-    print()
+    _write("\r\n")
     return answer in (b"y", b"Y")
 
 
@@ -65,8 +63,7 @@ def typed_line(prompt: str, keys: PrefixKeys) -> str | None:
     the terminal gone give None. Backspace and Ctrl-U edit it (muxctl.view_question)."""
     question, given = Question(), list[str]()
     question.ask(Asked(prompt, typed=True), given.append)
-    sys.stdout.write("\n")
-    sys.stdout.flush()
+    _write("\r\n")
     pending = keys.take_ahead()
     with RawTerminal(0, 1):
         while question.pending():
@@ -88,8 +85,14 @@ def typed_line(prompt: str, keys: PrefixKeys) -> str | None:
             if done is not None:
                 done()
         keys.give_back(pending)
-    print()
+    _write("\r\n")
     return given[0] if given else None
+
+
+def _write(text: str) -> None:
+    """`text` on the terminal (raw between the parts of an attach: lines end CR LF)."""
+    sys.stdout.write(text)
+    sys.stdout.flush()
 
 
 DRAW_SECONDS = 1.0  # (a terminal that takes nothing: the line is left undrawn)

@@ -15,6 +15,7 @@ import struct
 import termios
 import time
 import tty
+from collections.abc import Iterator
 from types import TracebackType
 from typing import Any
 
@@ -67,6 +68,27 @@ def write_within(fd: int, data: bytes, seconds: float) -> None:
         left = deadline - time.monotonic()
         if left <= 0 or not select.select([], [fd], [], left)[1]:
             return
+
+
+@contextlib.contextmanager
+def held_raw(fd: int) -> Iterator[None]:
+    """Raw mode from one part of an attach to the next (the pane shown alone, a question
+    below it, copy mode, the window view), each of which sets it again itself: keys
+    typed between two of them wait for the next as they were typed — not echoed, no
+    Ctrl-C made a signal, no Enter made a line feed. Blocking, as the parts' writes
+    outside the loops expect (which end their lines with CR LF); the settings come
+    back at the end."""
+    try:
+        saved = termios.tcgetattr(fd)
+        tty.setraw(fd, termios.TCSANOW)
+    except termios.error:
+        yield  # (not a terminal: nothing to hold)
+        return
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError, termios.error):
+            termios.tcsetattr(fd, termios.TCSANOW, saved)
 
 
 class RawTerminal:

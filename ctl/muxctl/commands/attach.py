@@ -92,6 +92,7 @@ def attach(
     from mux.system.paths import resolve_paths
     from muxctl.clipboard import PasteBuffer
     from muxctl.prefix_keys import PrefixKeys
+    from muxctl.rawterm import held_raw
     from muxctl.status_sources import host_pane_status, pane_status
     from muxctl.view_settings import key_bindings
 
@@ -101,12 +102,13 @@ def attach(
     read_only = getattr(args, "read_only", False)  # (muxctl new attaches to use)
     status = pane_status(bus, read_only) if host is None else host_pane_status(host, args.host)
     parts = _Parts(resolve_paths().attach_socket, keys, PasteBuffer(), status)
-    if bus is not None and ((pane == 0 and not read_only) or _window_size(bus, pane) > 1):
-        outcome = _view(bus, pane, parts, read_only)
-    else:
-        pane, outcome = _alone(pane, parts, read_only, opened, bus)
-        if outcome.window_command is not None and bus is not None:
-            outcome = _after_window_command(bus, pane, outcome, parts)
+    with held_raw(0):  # (from one part to the next: muxctl.rawterm)
+        if bus is not None and ((pane == 0 and not read_only) or _window_size(bus, pane) > 1):
+            outcome = _view(bus, pane, parts, read_only)
+        else:
+            pane, outcome = _alone(pane, parts, read_only, opened, bus)
+            if outcome.window_command is not None and bus is not None:
+                outcome = _after_window_command(bus, pane, outcome, parts)
     # On a line of its own, below whatever the pane left on the screen.
     print("\n" + outcome.message, file=sys.stderr if outcome.to_stderr else sys.stdout)
     return outcome.exit_status
