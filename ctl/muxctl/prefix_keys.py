@@ -32,6 +32,7 @@ KEY_HELP = (
     ("o ;", "move the focus to the next pane, or back to the one focused before"),
     ("q", "show each pane's index; a digit then focuses that pane"),
     ("Alt-arrows", _BORDER_THAT_WAY),
+    ("{ }", "swap the focused pane with the one before it, or after it"),
     ("x", "close the focused pane (asks y/n)"),
     ("&", "close the window, every pane of it (asks y/n)"),
     ("z", "zoom the focused pane, and back"),

@@ -79,6 +79,10 @@ def typed_command(line: str) -> TypedCommand | None:
         return _resize(args)
     if name in ("select-pane", "selectp"):
         return _select_pane(args)
+    if name in ("swap-pane", "swapp"):
+        if args not in (["-U"], ["-D"]):
+            raise NotACommand("swap-pane takes -U or -D here")
+        return TypedCommand("swap-pane-up" if args == ["-U"] else "swap-pane-down")
     own = name if name in WINDOW_COMMANDS and name != "command-prompt" else None
     command = _TMUX_NAMES.get(name) or own
     if command is None:

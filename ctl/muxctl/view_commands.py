@@ -25,6 +25,7 @@ from muxctl.window_commands import (
     resize_pane,
     set_focus,
     set_layout,
+    swap_pane,
     window_ids,
 )
 
@@ -169,6 +170,9 @@ class ViewCommands:
                 shown.zoomed = None  # (tmux's select-pane unzooms too)
                 set_focus(client, shown.window, pick)
                 shown.focus_on(pick)
+        elif name.startswith("swap-pane-") and shown.layout is not None:
+            shown.zoomed = None  # (as tmux's swap-pane)
+            swap_pane(client, shown.window, shown.layout, pane, name == "swap-pane-down")
         elif name == "display-panes" and shown.layout is not None and shown.zoomed is None:
             self._copy.number(shown.window, list(panes_of(shown.layout)), pane, shown.size_of)
         elif name == "zoom":

@@ -11,7 +11,15 @@ import socket
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from mux.protocol.layout import LayoutError, Node, move_border, panes_of, parse_layout, to_json
+from mux.protocol.layout import (
+    LayoutError,
+    Node,
+    move_border,
+    panes_of,
+    parse_layout,
+    to_json,
+    with_panes_renamed,
+)
 from muxctl.errors import CtlError
 from muxctl.output import unwrap
 from muxctl.prefix_keys import WINDOW_SWITCHES
@@ -205,6 +213,16 @@ def resize_pane(
     if moved is None:
         raise CtlError(f"pane {pane} has no border that can move {side} that far")
     set_layout(client, window, moved)
+
+
+def swap_pane(client: "MuxClient", window: int, layout: Node, pane: int, down: bool) -> None:
+    """`pane` and the one after it (`down`; else before it) in the window's order trade
+    places, as tmux's swap-pane -D (-U), the last and the first too; the focus stays
+    with `pane`. Nothing with one pane."""
+    ids = list(panes_of(layout))
+    if len(ids) > 1 and pane in ids:
+        other = ids[(ids.index(pane) + (1 if down else -1)) % len(ids)]
+        set_layout(client, window, with_panes_renamed(layout, {pane: other, other: pane}))
 
 
 def set_layout(client: "MuxClient", window: int, layout: Node) -> None:

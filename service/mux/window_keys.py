@@ -26,6 +26,8 @@ DEFAULT_KEYS: Mapping[str, str] = {
     "?": "list-keys",
     ":": "command-prompt",
     "q": "display-panes",
+    "{": "swap-pane-up",
+    "}": "swap-pane-down",
     **{str(index): f"window-{index}" for index in range(10)},
 }
 # What each command does, one line, as `?` lists the keys bound (window-N: its own).
@@ -49,6 +51,8 @@ COMMAND_MEANINGS: Mapping[str, str] = {
     "list-keys": "this list of the keys",
     "command-prompt": "a command typed on the bottom row (split-window -h, ...)",
     "display-panes": "each pane's index shown; a digit focuses that pane",
+    "swap-pane-up": "swap the focused pane with the one before it",
+    "swap-pane-down": "swap the focused pane with the one after it",
 }
 
 

@@ -365,6 +365,28 @@ def test_closing_a_pane_whose_program_ended_asks_nothing(
     assert "(y/n)" not in outer.capture(view)
 
 
+def test_panes_swapped_behind_the_prefix(service: Service, outer: OuterTmux) -> None:
+    """`}` and `{` swap the focused pane with the one after or before it (tmux's
+    swap-pane -D, -U: the last with the first too); the focus goes with it."""
+    window, left, right = side_by_side(service)
+    view = outer.open(outer.muxctl_line("attach", str(left)), rows=24, cols=81)
+    outer.wait_shown(view, "right$")
+
+    def order() -> list[int]:
+        return [child["pane"] for child in layout(service, window)["layout"]["children"]]  # type: ignore[index]
+
+    outer.send_keys(view, "C-b", "}")
+    wait_for(lambda: order() == [right, left], what="the focused pane moved right")
+    assert layout(service, window)["focus"] == left
+    wait_for(lambda: outer.capture(view).startswith("right$"), what="drawn where it went")
+    outer.send_keys(view, "C-b", "}")  # (the last with the first)
+    wait_for(lambda: order() == [left, right], what="back, round the end")
+    outer.send_keys(view, "C-b", ":")
+    outer.send_keys(view, "-l", "swap-pane -U")
+    outer.send_keys(view, "Enter")
+    wait_for(lambda: order() == [right, left], what="swap-pane -U typed")
+
+
 def test_closing_a_window_or_a_lone_pane_asks_first(service: Service, outer: OuterTmux) -> None:
     """`&` closes the window, every pane of it, after y; in a pane shown alone `x` asks
     on the terminal given back, and n attaches to the pane again."""
