@@ -33,6 +33,7 @@ KEY_HELP = (
     ("q", "show each pane's index; a digit then focuses that pane"),
     ("Alt-arrows", _BORDER_THAT_WAY),
     ("{ }", "swap the focused pane with the one before it, or after it"),
+    ("Space", "the panes in the next preset layout (even, main, tiled), as tmux's"),
     ("x", "close the focused pane (asks y/n)"),
     ("&", "close the window, every pane of it (asks y/n)"),
     ("z", "zoom the focused pane, and back"),
@@ -74,7 +75,7 @@ def key_list(prefix: bytes | None, bindings: Mapping[bytes, str]) -> list[str]:
     focused pane side by side`): those bound now, `[keys]` applied, then the fixed ones."""
     before = key_label(prefix) if prefix is not None else "(no prefix)"
     bound = [
-        (key.decode(), f"{command:<16} {meaning(command)}")
+        ("Space" if key == b" " else key.decode(), f"{command:<16} {meaning(command)}")
         for key, command in sorted(bindings.items())
     ]
     return [f"{before} {key:<8} {what}" for key, what in [*bound, *FIXED_KEYS]]

@@ -8,6 +8,7 @@ import shlex
 from dataclasses import dataclass
 
 from mux.window_keys import WINDOW_COMMANDS
+from muxctl.layout_presets import PRESETS
 
 MAX_RESIZE_CELLS = 1000
 
@@ -46,6 +47,8 @@ _TMUX_NAMES = {
     "lsk": "list-keys",
     "choose-tree": "choose-tree",
     "display-panes": "display-panes",
+    "next-layout": "next-layout",
+    "nextl": "next-layout",
     "displayp": "display-panes",
     "kill-pane": "close",
     "killp": "close",
@@ -79,6 +82,10 @@ def typed_command(line: str) -> TypedCommand | None:
         return _resize(args)
     if name in ("select-pane", "selectp"):
         return _select_pane(args)
+    if name in ("select-layout", "selectl"):
+        if len(args) != 1 or args[0] not in PRESETS:
+            raise NotACommand(f"select-layout takes one of {', '.join(PRESETS)}")
+        return TypedCommand("select-layout", args[0])
     if name in ("swap-pane", "swapp"):
         if args not in (["-U"], ["-D"]):
             raise NotACommand("swap-pane takes -U or -D here")

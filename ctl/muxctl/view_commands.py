@@ -11,6 +11,7 @@ from mux.protocol.layout import panes_of
 from mux.protocol.regions import Border, Side, neighbour
 from muxctl.chooser import Chosen
 from muxctl.errors import CtlError, RemoteError
+from muxctl.layout_presets import PRESETS, next_preset, preset_layout
 from muxctl.pane_links import PaneLinks
 from muxctl.prefix_keys import WINDOW_SWITCHES
 from muxctl.typed_commands import NotACommand, typed_command
@@ -56,6 +57,7 @@ class ViewCommands:
         self._shown = shown
         self._copy = copy
         self._links = links
+        self._presets: dict[int, int] = {}  # each window's preset layout chosen last
 
     def do(self, name: str, answer: str | None = None) -> Done:
         """Command `name` (a value of [keys]) on the pane keys go to; `answer`: what was
@@ -170,6 +172,14 @@ class ViewCommands:
                 shown.zoomed = None  # (tmux's select-pane unzooms too)
                 set_focus(client, shown.window, pick)
                 shown.focus_on(pick)
+        elif name in ("next-layout", "select-layout") and shown.layout is not None:
+            ids = list(panes_of(shown.layout))
+            chosen = PRESETS.index(answer) if answer in PRESETS else None
+            if chosen is None:  # (next-layout: the one after the last chosen here)
+                chosen = next_preset(self._presets.get(shown.window))
+            self._presets[shown.window] = chosen
+            shown.zoomed = None
+            set_layout(client, shown.window, preset_layout(PRESETS[chosen], ids))
         elif name.startswith("swap-pane-") and shown.layout is not None:
             shown.zoomed = None  # (as tmux's swap-pane)
             swap_pane(client, shown.window, shown.layout, pane, name == "swap-pane-down")

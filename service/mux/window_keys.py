@@ -28,6 +28,7 @@ DEFAULT_KEYS: Mapping[str, str] = {
     "q": "display-panes",
     "{": "swap-pane-up",
     "}": "swap-pane-down",
+    " ": "next-layout",
     **{str(index): f"window-{index}" for index in range(10)},
 }
 # What each command does, one line, as `?` lists the keys bound (window-N: its own).
@@ -53,6 +54,7 @@ COMMAND_MEANINGS: Mapping[str, str] = {
     "display-panes": "each pane's index shown; a digit focuses that pane",
     "swap-pane-up": "swap the focused pane with the one before it",
     "swap-pane-down": "swap the focused pane with the one after it",
+    "next-layout": "the panes in tmux's next preset layout (even, main, tiled)",
 }
 
 
@@ -70,7 +72,7 @@ UNBOUND = "none"  # `[keys]` may give a key this to take its binding away
 
 def binding_problem(key: str, command: str) -> str | None:
     """What is wrong with `key = command` in `[keys]`; None when nothing is."""
-    if len(key) != 1 or not key.isascii() or not key.isprintable() or key == " ":
+    if len(key) != 1 or not key.isascii() or not key.isprintable():
         return f"a key is one printable ASCII character, not {key!r}"
     if command != UNBOUND and command not in WINDOW_COMMANDS:
         known = ", ".join(sorted(WINDOW_COMMANDS))

@@ -387,6 +387,44 @@ def test_panes_swapped_behind_the_prefix(service: Service, outer: OuterTmux) -> 
     wait_for(lambda: order() == [right, left], what="swap-pane -U typed")
 
 
+def test_preset_layouts_behind_the_prefix(service: Service, outer: OuterTmux) -> None:
+    """Space goes through tmux's preset layouts (even-horizontal, even-vertical,
+    main-horizontal...), `select-layout NAME` after `:` picks one; the panes keep their
+    order and the focus."""
+    window, left, right = side_by_side(service)
+    third, _, _ = service.call("SplitPane", "tsda{sv}", [right, "vertical", 0.5, {}])
+    view = outer.open(outer.muxctl_line("attach", str(left)), rows=24, cols=81)
+    outer.wait_shown(view, "right$")
+    panes = [left, right, int(third)]
+
+    def tree() -> object:
+        return layout(service, window)["layout"]
+
+    def even(direction: str) -> dict[str, object]:
+        return {"split": direction, "children": [{"pane": p} for p in panes]}
+
+    def shaped(direction: str) -> bool:
+        got = tree()
+        return isinstance(got, dict) and {**got, "ratios": None} == {
+            **even(direction),
+            "ratios": None,
+        }
+
+    outer.send_keys(view, "C-b", "Space")
+    wait_for(lambda: shaped("horizontal"), what="even-horizontal")
+    outer.send_keys(view, "C-b", "Space")
+    wait_for(lambda: shaped("vertical"), what="even-vertical")
+    wait_for(lambda: service.panes()[right]["cols"] == 81, what="each pane as wide as the view")
+    outer.send_keys(view, "C-b", ":")
+    outer.send_keys(view, "-l", "select-layout main-vertical")
+    outer.send_keys(view, "Enter")
+    wait_for(
+        lambda: [c.get("pane") for c in tree()["children"]] == [left, None],  # type: ignore[index]
+        what="main-vertical: the first pane, then the others",
+    )
+    assert layout(service, window)["focus"] == left
+
+
 def test_closing_a_window_or_a_lone_pane_asks_first(service: Service, outer: OuterTmux) -> None:
     """`&` closes the window, every pane of it, after y; in a pane shown alone `x` asks
     on the terminal given back, and n attaches to the pane again."""

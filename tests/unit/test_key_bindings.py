@@ -33,6 +33,13 @@ def test_rebound_unbound_and_the_defaults_kept(config_dir: Path) -> None:
     assert keys.feed(b"\x02|\x02%a") == [Command("split-horizontal"), Typed(b"a")]
 
 
+def test_space_is_bound_as_tmuxs_and_can_be_taken_away(config_dir: Path) -> None:
+    assert key_bindings()[b" "] == "next-layout"
+    (config_dir / "config.toml").write_text('[keys]\n" " = "none"\n')
+    load_settings(config_dir / "config.toml")  # (no problem to say)
+    assert b" " not in key_bindings()
+
+
 def test_no_file_or_a_bad_one_gives_the_defaults(config_dir: Path) -> None:
     assert key_bindings()[b"%"] == "split-horizontal"
     (config_dir / "config.toml").write_text("[keys\nnot toml")
