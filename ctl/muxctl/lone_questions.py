@@ -5,7 +5,6 @@ The keys come first from those typed ahead (read with the command, `PrefixKeys.t
 and what follows the answer is given back for the attach that comes next: nothing typed
 quickly after a command is lost between the attach and its question."""
 
-import os
 import select
 import sys
 
@@ -28,18 +27,8 @@ def one_key(keys: PrefixKeys) -> bytes:
     with RawTerminal(0, 1):  # (non-blocking: waited for)
         while True:
             select.select([0], [], [])
-            if (key := _read_one()) is not None:
+            if (key := read_keys(0, 1)) is not None:  # (what follows: the pane's)
                 return key
-
-
-def _read_one() -> bytes | None:
-    """One byte from the terminal (the rest stays there: the pane's); None: nothing yet."""
-    try:
-        return os.read(0, 1)
-    except (BlockingIOError, InterruptedError):
-        return None
-    except OSError:
-        return b""
 
 
 def said(message: str, keys: PrefixKeys) -> None:

@@ -44,11 +44,12 @@ def window_size(fd: int) -> tuple[int, int]:
     return (rows or 24), (cols or 80)
 
 
-def read_keys(fd: int) -> bytes | None:
-    """What was typed on the (readable) terminal `fd`: None when nothing is there after
-    all, b"" when the terminal is gone (end of file, or an error reading it)."""
+def read_keys(fd: int, most: int = 65536) -> bytes | None:
+    """What was typed on the (readable) terminal `fd`, `most` bytes at most (the rest
+    stays there): None when nothing is there after all, b"" when the terminal is gone
+    (end of file, or an error reading it)."""
     try:
-        return os.read(fd, 65536)
+        return os.read(fd, most)
     except (BlockingIOError, InterruptedError):
         return None
     except OSError:
