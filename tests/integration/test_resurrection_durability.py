@@ -16,7 +16,7 @@ from mux.resurrection.checkpoints import CheckpointStore
 from mux.resurrection.client import AsyncResurrectionClient, Refused
 from mux.resurrection.endpoint import Endpoint
 from mux.system.durable import FileOps
-from tests.loop_support import ThisProcess
+from tests.loop_support import ThisProcess, settled, until
 
 INVOCATION = "0123456789abcdef" * 2
 
@@ -32,10 +32,11 @@ def endpoint(tmp_path: Path, store: CheckpointStore) -> tuple[Endpoint, ThisProc
 
 
 def test_the_answer_waits_for_both_fsyncs(tmp_path: Path) -> None:
-    release = threading.Event()
+    release, reached = threading.Event(), threading.Event()
     synced: list[int] = []
 
     def slow_fsync(fd: int) -> None:
+        reached.set()
         release.wait(10)
         os.fsync(fd)
         synced.append(fd)
@@ -48,7 +49,8 @@ def test_the_answer_waits_for_both_fsyncs(tmp_path: Path) -> None:
         assert client is not None
         assert client.offer == "old"
         pending = asyncio.ensure_future(client.checkpoint("ref-1"))
-        await asyncio.sleep(0.3)  # gives a wrong early answer the time to show up
+        await until(reached.is_set, "the first fsync: the data not yet on disk")
+        await settled("an answer given before it, if one were coming")
         assert not pending.done(), "acknowledged before the data was on disk"
         release.set()
         assert await asyncio.wait_for(pending, 10) == 1

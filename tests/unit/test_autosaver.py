@@ -12,7 +12,7 @@ from mux.state.autosaver import Autosaver
 from mux.state.capture import CaptureSteps, already_captured
 from mux.state.schema import Session
 from mux.state.session_file import parse_session
-from tests.loop_support import until
+from tests.loop_support import settled, until
 
 
 def _session(generation: int) -> Session:
@@ -95,7 +95,7 @@ def test_final_saves_now_and_nothing_after(tmp_path: Path) -> None:
         autosaver.mark_dirty()
         final = await autosaver.final()
         autosaver.mark_dirty()  # the stop closing panes: not saved
-        await asyncio.sleep(0.05)  # longer than the debounce: a write would have started
+        await settled("a write, if one were coming", within=1.0, tasks=True)
         return final, saved
 
     final, saved = asyncio.run(scenario())
@@ -182,7 +182,7 @@ def test_freed_memory_is_released_after_a_save_at_most_once_an_interval_and_neve
         assert len(releases) == 1  # inside the interval: not now
         await until(lambda: len(releases) == 2, "the release the interval owed")
         assert releases[1] - first >= 0.3
-        await asyncio.sleep(0.4)  # (past another interval: no third release may come)
+        await settled("a third release, if one were coming", within=1.0, tasks=True)
         assert len(releases) == 2  # two saves, one release
 
     asyncio.run(scenario())

@@ -9,6 +9,7 @@ import pytest
 
 from mux.panes import exits
 from mux.panes.process import ChildProcess
+from tests.loop_support import settled
 
 
 @pytest.mark.parametrize("pidfd", [True, False], ids=["pidfd", "sigchld"])
@@ -75,8 +76,7 @@ def test_a_paused_watcher_reaps_and_reports_nothing_until_resumed(
         watcher.watch(child, lambda status: (reported.append(status), gone.set()))
         # A zombie, waited for without reaping it (WNOWAIT).
         await asyncio.to_thread(os.waitid, os.P_PID, child.pid, os.WEXITED | os.WNOWAIT)
-        for _ in range(20):  # (turns of the loop, for a reader or SIGCHLD to fire)
-            await asyncio.sleep(0.005)
+        await settled("the loop to have seen the exit (a reader, SIGCHLD)")
         assert reported == [] and child.returncode is None, "not reaped while paused"
         watcher.resume()
         await asyncio.wait_for(gone.wait(), timeout=10)

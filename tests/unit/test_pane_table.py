@@ -25,7 +25,7 @@ from mux.protocol.spawn_options import LaunchKind, SpawnRequest
 from mux.state.restore import RestoreChoices, restore_session
 from mux.state.schema import CwdRecord, LayoutNode, PaneSnapshot, Session, WindowSnapshot
 from mux.system.proctree import ProcessTree, working_directory
-from tests.loop_support import until
+from tests.loop_support import settled, until
 
 SPAWNER = ":1.5"
 
@@ -251,11 +251,11 @@ def test_working_directories_are_sampled_every_interval_once_started(tmp_path: P
         )
         await until(lambda: working_directory(pane.pid) == str(moved), "the program to cd")
         loop.ahead += 3600  # not started: no timer to fire
-        await asyncio.sleep(0.05)
+        await settled("the timers due an hour on")
         assert (pane.cwd, pane.cwd_source) == (str(tmp_path), "launch")
         table.start()
         loop.ahead += 29  # before the interval
-        await asyncio.sleep(0.05)
+        await settled("the timers due 29 s on")
         assert pane.cwd == str(tmp_path)
         loop.ahead += 1
         await until(lambda: pane.cwd == str(moved), "the sample")
@@ -311,7 +311,7 @@ def test_an_idle_screen_is_swept_once_started(tmp_path: Path) -> None:
         assert pane.screen_lines()  # a look: the screen is used now
         table.start()
         loop.ahead += 10  # the first sweep: used 10 s ago, less than the idle time
-        await asyncio.sleep(0.05)
+        await settled("the first sweep")
         assert pane.view.screen.is_live
         loop.ahead += 60
         await until(lambda: not pane.view.screen.is_live, "the sweep")

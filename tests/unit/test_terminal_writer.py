@@ -12,7 +12,7 @@ from collections.abc import Iterator
 import pytest
 
 from mux.system.terminal_writer import TerminalWriter
-from tests.loop_support import until
+from tests.loop_support import settled, until
 
 MORE_THAN_A_PTY_TAKES = 1 << 20
 
@@ -108,7 +108,7 @@ def test_at_most_calls_back_once_even_if_the_terminal_never_reads(
         called: list[str] = []
         writer.when_drained(lambda: called.append("given up"), at_most=0.05)
         await until(lambda: bool(called), "the bound to pass")
-        await asyncio.sleep(0.1)  # (twice the bound again: a second call would be in)
+        await settled("a second call, if one were coming", within=1.0)
         assert writer.backlog > 0
         writer.close()
         return called
